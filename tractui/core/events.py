@@ -1,0 +1,160 @@
+"""Stream events: what a provider's stream turns into, one neutral vocabulary.
+
+Providers yield these; the tag extractor yields the first three; the
+conversation loop and the UI consume them. Plain frozen dataclasses: they are
+created thousands of times a second on the streaming hot path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Union
+
+from tractui.core.content import SourceField, Usage
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of reasoning text, streamed live."""
+
+    text: str
+    source_field: SourceField = "think_tags"
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the visible answer."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReclassifyAsThinking:
+    """Everything emitted as text so far in this message was really thinking.
+
+    Emitted by the tag extractor when ``</think>`` arrives with no opening tag
+    (the chat template put ``<think>`` in the prompt).
+    """
+
+    source_field: SourceField = "think_tags"
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingEnd:
+    """The current thinking block is finished (a boundary between blocks).
+
+    ``unterminated`` is set when a ``<think>`` block was still open at the end
+    of the stream.
+    """
+
+    unterminated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingSignature:
+    """Signature or opaque payload for the current thinking block.
+
+    Anthropic ``signature_delta``, Gemini ``thoughtSignature``, Responses
+    ``encrypted_content``; ``metadata`` carries provider specifics (item ids).
+    """
+
+    signature: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RedactedThinking:
+    """Thinking the provider encrypted: kept opaque, never shown as text."""
+
+    data: str
+    source_field: SourceField = "thinking"
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallDelta:
+    """A piece of a tool call; ``index`` groups the pieces of one call."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class UsageEvent:
+    """Normalised usage (see ``Usage`` for the one meaning every provider maps to)."""
+
+    usage: Usage
+
+
+@dataclass(frozen=True, slots=True)
+class RetryWait:
+    """The provider will retry after ``seconds`` (429, 5xx, overloaded)."""
+
+    seconds: float
+    attempt: int
+    max_attempts: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user should read once (e.g. temperature not sent while thinking)."""
+
+    message: str
+
+
+ErrorKind = Literal[
+    "auth",
+    "missing_key",
+    "rate_limit",
+    "overloaded",
+    "server",
+    "bad_request",
+    "context_length",
+    "not_found",
+    "network",
+    "stalled",
+    "cut",
+    "protocol",
+    "cancelled",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class StreamError:
+    """The stream failed; what arrived before it stands."""
+
+    kind: ErrorKind
+    message: str
+    status: int | None = None
+    retryable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    """The stream finished; ``malformed_lines`` counts skipped unparseable SSE lines."""
+
+    finish_reason: str | None = None
+    malformed_lines: int = 0
+    response_model: str | None = None
+
+
+StreamEvent = Union[
+    ThinkingDelta,
+    TextDelta,
+    ReclassifyAsThinking,
+    ThinkingEnd,
+    ThinkingSignature,
+    RedactedThinking,
+    ToolCallDelta,
+    UsageEvent,
+    RetryWait,
+    Notice,
+    StreamError,
+    Done,
+]
+
+ExtractorEvent = Union[ThinkingDelta, TextDelta, ReclassifyAsThinking, ThinkingEnd]

@@ -1,0 +1,259 @@
+"""The typed settings registry behind ``/set``, ``--set`` and profiles.
+
+Each key has a type, a default, allowed values and one line of help. Values
+parse as a user types them (``on``, ``8k``, ``AllButLast``); a bad key or
+value raises ``SettingError`` with a one-line message and changes nothing.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+KILO = 1024
+
+
+class SettingError(ValueError):
+    """A one-line, user-facing explanation of why a key or value was refused."""
+
+
+@dataclass(frozen=True, slots=True)
+class SettingSpec:
+    key: str
+    kind: str  # bool | int | float | enum | str | tags
+    default: Any
+    help: str
+    choices: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    optional: bool = False  # may be unset (None); "unset" restores default
+    display: bool = False  # takes effect at once in the UI, not on the next request
+
+    def allowed(self) -> str:
+        """Human description of accepted values, for error messages and completion."""
+        if self.kind == "bool":
+            return "true, false, on or off"
+        if self.kind == "enum":
+            return ", ".join(self.choices)
+        if self.kind == "int":
+            lo = "" if self.minimum is None else f" ≥ {int(self.minimum)}"
+            return f"an integer{lo} (8k, 1.5k and 0.5M accepted; K = 1024)"
+        if self.kind == "float":
+            lo, hi = self.minimum, self.maximum
+            if lo is not None and hi is not None:
+                return f"a number from {lo:g} to {hi:g}"
+            return "a number"
+        if self.kind == "tags":
+            return "comma-separated tag names, e.g. think,thinking"
+        return "any text"
+
+
+def _spec(*args: Any, **kwargs: Any) -> SettingSpec:
+    return SettingSpec(*args, **kwargs)
+
+
+SPECS: tuple[SettingSpec, ...] = (
+    _spec("reasoning.enabled", "bool", True, "Ask the model to think (reasoning parameters are sent)."),
+    _spec("reasoning.includeInContext", "bool", False, "Send earlier turns' thinking back to the model."),
+    _spec("reasoning.includeInResponse", "bool", True, "Show thinking in the conversation (display only).", display=True),
+    _spec(
+        "reasoning.effort",
+        "enum",
+        None,
+        "Reasoning effort for models that take one (OpenAI, DeepSeek, Gemini levels).",
+        choices=("none", "minimal", "low", "medium", "high", "xhigh", "max"),
+        optional=True,
+    ),
+    _spec("reasoning.maxTokens", "int", None, "Thinking budget in tokens (Anthropic, Gemini, some servers).", minimum=0, optional=True),
+    _spec("reasoning.format", "enum", "field", "How thinking is sent back: native blocks or a reasoning field.", choices=("native", "field")),
+    _spec(
+        "reasoning.stripFromContext",
+        "enum",
+        "none",
+        "Which earlier turns lose their thinking when it is sent back.",
+        choices=("all", "allButLast", "none"),
+    ),
+    _spec("reasoning.fieldName", "str", "reasoning_content", "Field carrying thinking on OpenAI-compatible servers (reasoning_content or reasoning)."),
+    _spec("reasoning.summary", "enum", "auto", "Reasoning summary detail (OpenAI Responses API).", choices=("auto", "concise", "detailed", "none")),
+    _spec("reasoning.tags", "tags", ("think",), "Tag names that wrap thinking inside answer text."),
+    _spec("reasoning.tagsAnywhere", "bool", False, "Accept think tags anywhere in the answer, not only at its start."),
+    _spec("reasoning.startsInThinking", "bool", False, "The stream starts inside a think block (template put <think> in the prompt)."),
+    _spec("context-limit", "int", 128000, "The model's context window in tokens.", minimum=256),
+    _spec("compression-threshold", "float", 0.85, "Compact when the effective context passes this fraction of the usable window.", minimum=0.1, maximum=1.0),
+    _spec("max-tokens", "int", None, "Maximum output tokens per reply (the output reserve).", minimum=1, optional=True),
+    _spec("max-output", "int", None, "The model's own default output limit (a model fact, used for the reserve).", minimum=1, optional=True),
+    _spec("temperature", "float", None, "Sampling temperature.", minimum=0.0, maximum=2.0, optional=True),
+    _spec("retries", "int", 3, "Retries on 429, 5xx and overloaded answers.", minimum=0, maximum=20),
+    _spec("timeout", "float", 60.0, "Seconds without data before a stream counts as stalled.", minimum=1.0, maximum=3600.0),
+    _spec("system-prompt", "str", "", "System prompt sent before the conversation."),
+    _spec("compaction.auto", "bool", True, "Compact automatically when the gauge passes the threshold."),
+    _spec("compaction.model", "str", None, "Model used to summarise (default: the active one).", optional=True),
+    _spec("compaction.profile", "str", None, "Profile used to summarise (default: the active one).", optional=True),
+    _spec("compaction.keepTurns", "int", 4, "Most recent turns kept verbatim when compacting.", minimum=0),
+    _spec("compaction.keepFraction", "float", None, "Keep recent turns up to this fraction of the limit instead of a turn count.", minimum=0.0, maximum=0.9, optional=True),
+)
+
+REGISTRY: dict[str, SettingSpec] = {s.key: s for s in SPECS}
+
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kKmM]?)\s*$")
+_TRUE = {"true", "on", "yes", "1"}
+_FALSE = {"false", "off", "no", "0"}
+
+
+def spec_for(key: str) -> SettingSpec:
+    """The spec of ``key``, or a ``SettingError`` suggesting the closest keys."""
+    spec = REGISTRY.get(key)
+    if spec is not None:
+        return spec
+    lowered = {k.lower(): k for k in REGISTRY}
+    if key.lower() in lowered:
+        return REGISTRY[lowered[key.lower()]]
+    close = difflib.get_close_matches(key.lower(), list(lowered), n=3, cutoff=0.5)
+    hint = f"; did you mean {' or '.join(lowered[c] for c in close)}?" if close else "; /set lists every key"
+    raise SettingError(f"unknown setting '{key}'{hint}")
+
+
+def parse_int(text: str) -> int:
+    """Parse ``8k``, ``1.5k``, ``0.5M`` (K = 1024) or a plain integer."""
+    match = _SIZE.match(text.replace("_", "").replace(",", ""))
+    if not match:
+        raise ValueError(text)
+    number, unit = float(match.group(1)), match.group(2).lower()
+    value = number * (KILO if unit == "k" else KILO * KILO if unit == "m" else 1)
+    if not unit and not float(value).is_integer():
+        raise ValueError(text)
+    return int(round(value))
+
+
+def parse_value(spec: SettingSpec, raw: Any) -> Any:
+    """Turn what a user typed (or a TOML value) into the key's canonical value."""
+    if raw is None:
+        if spec.optional:
+            return None
+        raise SettingError(f"{spec.key} cannot be unset to nothing; use /set unset {spec.key} for the default")
+    text = str(raw).strip() if not isinstance(raw, (bool, int, float, list, tuple)) else raw
+    try:
+        if spec.kind == "bool":
+            if isinstance(text, bool):
+                return text
+            low = str(text).lower()
+            if low in _TRUE:
+                return True
+            if low in _FALSE:
+                return False
+            raise ValueError
+        if spec.kind == "int":
+            value = text if isinstance(text, int) and not isinstance(text, bool) else parse_int(str(text))
+            return _bounded(spec, value)
+        if spec.kind == "float":
+            if isinstance(text, bool):
+                raise ValueError
+            return _bounded(spec, float(text))
+        if spec.kind == "enum":
+            low = str(text).lower()
+            for choice in spec.choices:
+                if choice.lower() == low:
+                    return choice
+            raise ValueError
+        if spec.kind == "tags":
+            items = text if isinstance(text, (list, tuple)) else str(text).split(",")
+            names = tuple(n.strip().strip("<>/") for n in items if n.strip().strip("<>/"))
+            if not names or not all(re.fullmatch(r"[A-Za-z_][\w.-]*", n) for n in names):
+                raise ValueError
+            return names
+        return str(text)
+    except (ValueError, TypeError):
+        raise SettingError(f"bad value '{raw}' for {spec.key}: expected {spec.allowed()}") from None
+
+
+def _bounded(spec: SettingSpec, value: float) -> Any:
+    if spec.minimum is not None and value < spec.minimum:
+        raise ValueError
+    if spec.maximum is not None and value > spec.maximum:
+        raise ValueError
+    return value
+
+
+def format_value(value: Any) -> str:
+    """A value as a user would type it back."""
+    if value is None:
+        return "(unset)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+class Settings:
+    """Current values: defaults plus what the user or a profile changed.
+
+    Listeners are called with the key after every successful change, so the
+    UI can apply display settings at once.
+    """
+
+    def __init__(self, values: dict[str, Any] | None = None) -> None:
+        self._values: dict[str, Any] = {}
+        self._listeners: list[Callable[[str], None]] = []
+        for key, value in (values or {}).items():
+            self.set_value(key, value)
+
+    def get(self, key: str) -> Any:
+        spec = spec_for(key)
+        return self._values.get(spec.key, spec.default)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.get(key)
+
+    def set(self, key: str, raw: Any) -> Any:
+        """Validate and apply ``raw``; returns the canonical value."""
+        return self.set_value(key, raw)
+
+    def set_value(self, key: str, raw: Any) -> Any:
+        spec = spec_for(key)
+        value = parse_value(spec, raw)
+        if value == spec.default:
+            self._values.pop(spec.key, None)
+        else:
+            self._values[spec.key] = value
+        self._notify(spec.key)
+        return value
+
+    def unset(self, key: str) -> None:
+        spec = spec_for(key)
+        self._values.pop(spec.key, None)
+        self._notify(spec.key)
+
+    def is_changed(self, key: str) -> bool:
+        return spec_for(key).key in self._values
+
+    def changed(self) -> dict[str, Any]:
+        """Only the keys that differ from their defaults, in registry order."""
+        return {s.key: self._values[s.key] for s in SPECS if s.key in self._values}
+
+    def items(self) -> Iterator[tuple[SettingSpec, Any]]:
+        for spec in SPECS:
+            yield spec, self._values.get(spec.key, spec.default)
+
+    def copy(self) -> Settings:
+        clone = Settings()
+        clone._values = dict(self._values)
+        return clone
+
+    def replace_all(self, values: dict[str, Any]) -> None:
+        """Swap in a validated set of changes at once (profile load)."""
+        fresh = Settings(values)
+        self._values = fresh._values
+        for spec in SPECS:
+            self._notify(spec.key)
+
+    def subscribe(self, listener: Callable[[str], None]) -> None:
+        self._listeners.append(listener)
+
+    def _notify(self, key: str) -> None:
+        for listener in list(self._listeners):
+            listener(key)

@@ -1,0 +1,1 @@
+"""Wire protocols: neutral history in, stream events out. No Textual here."""

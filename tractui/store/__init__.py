@@ -1,0 +1,1 @@
+"""The SQLite history store: sessions as commit chains. No Textual here."""
