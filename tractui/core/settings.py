@@ -8,6 +8,7 @@ value raises ``SettingError`` with a one-line message and changes nothing.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
@@ -75,7 +76,13 @@ SPECS: tuple[SettingSpec, ...] = (
         "Which earlier turns lose their thinking when it is sent back.",
         choices=("all", "allButLast", "none"),
     ),
-    _spec("reasoning.fieldName", "str", "reasoning_content", "Field carrying thinking on OpenAI-compatible servers (reasoning_content or reasoning)."),
+    _spec(
+        "reasoning.fieldName",
+        "enum",
+        "reasoning_content",
+        "Field carrying thinking on OpenAI-compatible servers (reasoning for Ollama, OpenRouter, newer vLLM).",
+        choices=("reasoning_content", "reasoning"),
+    ),
     _spec("reasoning.summary", "enum", "auto", "Reasoning summary detail (OpenAI Responses API).", choices=("auto", "concise", "detailed", "none")),
     _spec("reasoning.tags", "tags", ("think",), "Tag names that wrap thinking inside answer text."),
     _spec("reasoning.tagsAnywhere", "bool", False, "Accept think tags anywhere in the answer, not only at its start."),
@@ -110,9 +117,21 @@ def spec_for(key: str) -> SettingSpec:
     lowered = {k.lower(): k for k in REGISTRY}
     if key.lower() in lowered:
         return REGISTRY[lowered[key.lower()]]
-    close = difflib.get_close_matches(key.lower(), list(lowered), n=3, cutoff=0.5)
-    hint = f"; did you mean {' or '.join(lowered[c] for c in close)}?" if close else "; /set lists every key"
+    close = closest(key, list(REGISTRY))
+    hint = f"; did you mean {' or '.join(close)}?" if close else "; /set lists every key"
     raise SettingError(f"unknown setting '{key}'{hint}")
+
+
+def closest(word: str, candidates: list[str], cutoff: float = 0.5) -> list[str]:
+    """The candidates nearest to ``word``: the best match and any near-tie, not a list of vague ones."""
+    scored = sorted(
+        ((difflib.SequenceMatcher(None, word.lower(), c.lower()).ratio(), c) for c in candidates),
+        key=lambda pair: -pair[0],
+    )
+    if not scored or scored[0][0] < cutoff:
+        return []
+    best = scored[0][0]
+    return [c for score, c in scored[:3] if score >= best - 0.03]
 
 
 def parse_int(text: str) -> int:
@@ -150,7 +169,10 @@ def parse_value(spec: SettingSpec, raw: Any) -> Any:
         if spec.kind == "float":
             if isinstance(text, bool):
                 raise ValueError
-            return _bounded(spec, float(text))
+            number = float(text)
+            if not math.isfinite(number):
+                raise ValueError
+            return _bounded(spec, number)
         if spec.kind == "enum":
             low = str(text).lower()
             for choice in spec.choices:
@@ -163,6 +185,8 @@ def parse_value(spec: SettingSpec, raw: Any) -> Any:
             if not names or not all(re.fullmatch(r"[A-Za-z_][\w.-]*", n) for n in names):
                 raise ValueError
             return names
+        if isinstance(text, (bool, int, float, list, tuple)):
+            raise ValueError
         return str(text)
     except (ValueError, TypeError):
         raise SettingError(f"bad value '{raw}' for {spec.key}: expected {spec.allowed()}") from None

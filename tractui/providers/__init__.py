@@ -1,1 +1,38 @@
-"""Wire protocols: neutral history in, stream events out. No Textual here."""
+"""Wire protocols: neutral history in, stream events out. No Textual here.
+
+``make_provider(config)`` picks the module by ``config.provider``; modules are
+imported lazily so one provider's import problem never breaks the others.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import httpx
+
+from tractui.providers.base import Provider, ProviderConfig
+
+PROVIDERS: dict[str, str] = {
+    "openai": "tractui.providers.openai:OpenAIChatProvider",
+    "anthropic": "tractui.providers.anthropic:AnthropicProvider",
+    "gemini": "tractui.providers.gemini:GeminiProvider",
+    "openai-responses": "tractui.providers.openai_responses:OpenAIResponsesProvider",
+    "demo": "tractui.providers.demo:DemoProvider",
+}
+
+
+class UnknownProvider(ValueError):
+    """A provider name we have no module for; one line naming the known ones."""
+
+
+def make_provider(config: ProviderConfig, *, client: httpx.AsyncClient | None = None) -> Provider:
+    """The provider for ``config``; ``client`` is shared and left open by ``aclose``."""
+    target = PROVIDERS.get(config.provider)
+    if target is None:
+        raise UnknownProvider(f"unknown provider '{config.provider}': expected one of {', '.join(PROVIDERS)}")
+    module_name, class_name = target.split(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return cls(config, client=client)
+
+
+__all__ = ["PROVIDERS", "Provider", "ProviderConfig", "UnknownProvider", "make_provider"]

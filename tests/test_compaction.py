@@ -1,0 +1,345 @@
+"""Compaction end to end: a real SQLite history, a real provider over loopback HTTP, the real tokenizer.
+
+The server plays an OpenAI-compatible model: it answers chat requests with a
+generated reply and reports usage counted with the real tokenizer over the
+body it received, and it answers summary requests (recognised by the
+structured system prompt) with a structured summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pytest
+
+from loopback import LoopbackServer, Reply, encode_sse, error, sse
+from tractui import compaction_prompt as prompt
+from tractui.compaction import Summarizer, compact, compaction_count
+from tractui.compaction_gate import compact_conversation
+from tractui.core.content import Content
+from tractui.core.events import Notice, StreamError
+from tractui.core.settings import Settings
+from tractui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
+from tractui.providers import ProviderConfig, make_provider
+from tractui.session import Conversation
+from tractui.store.compile import compacted_ids
+from tractui.store.history import HistoryStore
+
+LIMIT = 2000
+MAX_TOKENS = 256
+COUNTER = TokenCounter("loopback-model")
+WORDS = (
+    "parser lexer token module config cache index the a of to and for with file function returns value "
+    "test error fixes build path user data request stream buffer queue thread"
+).split()
+SUMMARY = (
+    "## User's goal\nBuild the parser in src/parser.py.\n## Decisions and facts established\nTokens are cached.\n"
+    "## Code and file names mentioned\nsrc/parser.py, lex()\n## Open questions\nnone\n## User preferences\nshort answers\n"
+    "## Where the conversation stood\nDiscussing the lexer."
+)
+
+
+def words(n: int, seed: int) -> str:
+    rng = random.Random(seed)
+    return " ".join(rng.choice(WORDS) for _ in range(n))
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content or ""
+
+
+def body_tokens(body: dict[str, Any]) -> int:
+    """Tokens of everything the model reads in a Chat Completions body, counted with the real tokenizer."""
+    total = 0
+    for message in body["messages"]:
+        total += MESSAGE_OVERHEAD + COUNTER.count(_text(message.get("content")))
+        total += COUNTER.count(message.get("reasoning_content") or "")
+    return total
+
+
+def chat_reply(text: str, reasoning: str, prompt_tokens: int) -> Reply:
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "loopback-model"}
+    chunks: list[Any] = []
+    if reasoning:
+        chunks.append({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "reasoning_content": reasoning}}]})
+    chunks.append({**base, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})
+    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    thinking = COUNTER.count(reasoning)
+    out = COUNTER.count(text) + thinking
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": out,
+        "total_tokens": prompt_tokens + out,
+        "completion_tokens_details": {"reasoning_tokens": thinking},
+    }
+    chunks.append({**base, "choices": [], "usage": usage})
+    return sse(encode_sse(chunks), seed=None)
+
+
+class Model:
+    """The scripted model behind the loopback server; records chat and summary bodies apart."""
+
+    def __init__(self, server: LoopbackServer, *, reply_words: int = 40, thinking_words: int = 0, summary: str = SUMMARY) -> None:
+        self.chat: list[dict[str, Any]] = []
+        self.summaries: list[dict[str, Any]] = []
+        self.reply_words, self.thinking_words, self.summary = reply_words, thinking_words, summary
+        server.default = self
+
+    def __call__(self, request: Any) -> Reply:
+        body = request.json
+        first = body["messages"][0]
+        if first["role"] == "system" and _text(first["content"]) == prompt.SYSTEM_PROMPT:
+            self.summaries.append(body)
+            return chat_reply(self.summary, "", body_tokens(body))
+        self.chat.append(body)
+        n = len(self.chat)
+        thinking = words(self.thinking_words, 10_000 + n) if self.thinking_words else ""
+        return chat_reply(f"answer {n}: {words(self.reply_words, n)}", thinking, body_tokens(body))
+
+
+def make_settings(**values: Any) -> Settings:
+    settings = Settings({"context-limit": LIMIT, "max-tokens": MAX_TOKENS, "retries": 0})
+    for key, value in values.items():
+        settings.set(key, value)
+    return settings
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> HistoryStore:
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("TRACTUI_DATA_DIR", str(tmp_path / "data"))
+    with HistoryStore(tmp_path / "data" / "history.db") as s:
+        yield s
+
+
+def conversation(store: HistoryStore, loopback: LoopbackServer, settings: Settings) -> Conversation:
+    config = ProviderConfig("openai", "loopback-model", base_url=f"{loopback.url}/v1", api_key_env="")
+    return Conversation(store, settings, config)
+
+
+async def say(conv: Conversation, text: str) -> list[Any]:
+    return [event async for event in conv.send(text)]
+
+
+def compacting(events: list[Any]) -> bool:
+    return any(isinstance(e, Notice) and "compacting first" in e.message for e in events)
+
+
+async def test_forty_turns_never_overflow_and_compact_exactly_when_the_gauge_says(store, loopback):
+    model = Model(loopback)
+    conv = conversation(store, loopback, make_settings())
+    decisions: list[tuple[bool, bool]] = []
+    for turn in range(40):
+        events = await say(conv, f"question {turn}: {words(30, turn)}")
+        assert not any(isinstance(e, StreamError) for e in events), events
+        user = next(c for c in reversed(conv.history()) if c.kind == "user")
+        before = conv.gauge(head=user.id)  # what the pre-flight measured for this request
+        decisions.append((before.should_compact(), compacting(events)))
+    assert all(should == did for should, did in decisions), decisions
+    compactions = sum(did for _, did in decisions)
+    assert compactions >= 2
+    assert compaction_count(conv.history()) == compactions
+    for body in model.chat + model.summaries:
+        assert body_tokens(body) + MAX_TOKENS <= LIMIT
+    assert len(model.chat) == 40
+
+
+async def test_summary_request_carries_the_structured_prompt_and_the_transcript(store, loopback):
+    model = Model(loopback)
+    conv = conversation(store, loopback, make_settings())
+    for turn in range(6):
+        await say(conv, f"question {turn}: {words(20, turn)}")
+    events = [e async for e in compact_conversation(conv, "the lexer design")]
+    result = events[-1]
+    assert result.ok, result.message
+    assert [e.stage for e in events[:-1]][:1] == ["planning"] and "storing" in [e.stage for e in events[:-1]]
+    body = model.summaries[-1]
+    system, user = body["messages"][0]["content"], _text(body["messages"][1]["content"])
+    for section in prompt.SECTIONS:
+        assert f"## {section}" in system
+    assert "question 0:" in user and "answer 1:" in user
+    assert "question 5:" not in user  # the last turns are kept verbatim, not summarised
+    assert "focus on: the lexer design" in user
+    assert "reasoning_effort" not in body and body["max_tokens"] <= LIMIT // 8
+
+
+async def test_compiled_context_after_compaction_is_summary_plus_recent_turns(store, loopback):
+    model = Model(loopback)
+    conv = conversation(store, loopback, make_settings(**{"compaction.keepTurns": 3}))
+    for turn in range(8):
+        await say(conv, f"question {turn}: {words(20, turn)}")
+    before = conv.messages()
+    result = [e async for e in compact_conversation(conv)][-1]
+    assert result.ok and result.replaced_turns == 5 and result.kept_turns == 3
+    after = conv.messages()
+    assert after[0].speaker == "human" and after[0].text.startswith(prompt.SUMMARY_HEADER)
+    assert SUMMARY in after[0].text
+    assert [m.text for m in after[1:]] == [m.text for m in before[-6:]]
+    assert conv.gauge().estimated  # after compaction the gauge estimates until the next call
+    # the originals stay, marked as compacted
+    chain = conv.history()
+    hidden = compacted_ids(chain)
+    assert len(hidden) == 10 and all(store.get(i) is not None for i in hidden)
+    await say(conv, "next question")
+    sent = model.chat[-1]["messages"]
+    assert _text(sent[0]["content"]).startswith(prompt.SUMMARY_HEADER)
+    assert len(sent) == 1 + 6 + 1
+    assert not conv.gauge().estimated  # recalibrated by the reply's usage
+
+
+async def test_a_second_compaction_folds_the_first_summary_in(store, loopback):
+    model = Model(loopback)
+    conv = conversation(store, loopback, make_settings(**{"compaction.keepTurns": 2}))
+    for turn in range(5):
+        await say(conv, f"question {turn}: {words(20, turn)}")
+    assert [e async for e in compact_conversation(conv)][-1].ok
+    for turn in range(5, 9):
+        await say(conv, f"question {turn}: {words(20, turn)}")
+    assert [e async for e in compact_conversation(conv)][-1].ok
+    assert prompt.SUMMARY_HEADER in _text(model.summaries[-1]["messages"][1]["content"])
+    messages = conv.messages()
+    assert sum(m.text.startswith(prompt.SUMMARY_HEADER) for m in messages) == 1
+    assert len(messages) == 1 + 4 and messages[1].text.startswith("question 7:")
+    assert compaction_count(conv.history()) == 2
+
+
+@pytest.mark.parametrize(
+    ("include", "strip", "triggers"),
+    [(False, "none", False), (True, "all", False), (True, "none", True)],
+)
+async def test_thinking_counts_and_triggers_only_when_it_is_sent(store, loopback, include, strip, triggers):
+    model = Model(loopback, reply_words=8, thinking_words=150)
+    settings = make_settings(**{"reasoning.includeInContext": include, "reasoning.stripFromContext": strip})
+    conv = conversation(store, loopback, settings)
+    compactions = 0
+    for turn in range(12):
+        compactions += compacting(await say(conv, f"q{turn} {words(8, turn)}"))
+    thinking = sum(COUNTER.count(b.thought) for c in conv.history() for b in c.content.thinking)
+    reading = conv.gauge()
+    assert thinking > reading.threshold  # the stored thinking alone would cross the threshold
+    assert (compactions > 0) == triggers
+    assert bool(model.summaries) == triggers
+    if triggers:
+        assert any("(thinking)" in _text(b["messages"][1]["content"]) for b in model.summaries)
+    else:
+        assert reading.effective < reading.threshold
+        assert all("reasoning_content" not in m for b in model.chat for m in b["messages"])
+    for body in model.chat:
+        assert body_tokens(body) + MAX_TOKENS <= LIMIT
+
+
+async def test_a_failed_summary_call_leaves_the_history_as_it_was(store, loopback):
+    Model(loopback)
+    conv = conversation(store, loopback, make_settings())
+    for turn in range(6):
+        await say(conv, f"question {turn}: {words(20, turn)}")
+    chain = [c.id for c in conv.history()]
+    loopback.add(error(400, {"error": {"message": "summariser is unhappy", "type": "invalid_request_error"}}))
+    result = [e async for e in compact_conversation(conv)][-1]
+    assert not result.ok and "history unchanged" in result.message and "summariser is unhappy" in result.message
+    assert [c.id for c in conv.history()] == chain
+
+
+async def test_cancelling_a_compaction_changes_nothing(store, loopback):
+    Model(loopback)
+    conv = conversation(store, loopback, make_settings())
+    for turn in range(6):
+        await say(conv, f"question {turn}: {words(20, turn)}")
+    chain = [c.id for c in conv.history()]
+    requests = len(loopback.requests)
+    loopback.add(sse(encode_sse([{"choices": [{"index": 0, "delta": {"content": "## User"}}]}]), stall_after=20, stall=30))
+
+    async def run() -> list[Any]:
+        return [e async for e in compact_conversation(conv)]
+
+    task = asyncio.create_task(run())
+    while len(loopback.requests) == requests:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [c.id for c in conv.history()] == chain
+    assert not any(c.kind == "summary" for c in store.commits(conv.session_id))
+
+
+async def test_a_summary_that_is_not_five_percent_smaller_is_rejected(store, loopback):
+    Model(loopback, summary="## User's goal\n" + words(600, 7))
+    conv = conversation(store, loopback, make_settings(**{"compaction.keepTurns": 2}))
+    for turn in range(4):
+        await say(conv, f"question {turn}: {words(20, turn)}")
+    chain = [c.id for c in conv.history()]
+    result = [e async for e in compact_conversation(conv)][-1]
+    assert not result.ok and "not at least 5% smaller" in result.message
+    assert result.after_tokens > result.before_tokens * 0.95
+    assert [c.id for c in conv.history()] == chain
+
+
+async def test_automatic_compaction_runs_at_most_once_per_request(store, loopback):
+    model = Model(loopback, summary="## User's goal\n" + words(1500, 7))  # always rejected
+    conv = conversation(store, loopback, make_settings())
+    for turn in range(22):
+        events = await say(conv, f"question {turn}: {words(30, turn)}")
+        attempts = sum(isinstance(e, Notice) and "compacting first" in e.message for e in events)
+        assert attempts <= 1
+        if attempts:
+            assert any(isinstance(e, Notice) and "rejected" in e.message for e in events)
+    assert model.summaries and len(model.summaries) <= 22
+    assert compaction_count(conv.history()) == 0
+
+
+async def test_a_history_too_big_for_the_summariser_is_summarised_in_parts(store, loopback):
+    model = Model(loopback, summary="## User's goal\nparser work so far.")
+    settings = make_settings(**{"compaction.keepTurns": 1})
+    conv = conversation(store, loopback, settings)
+    for turn in range(8):
+        await say(conv, f"question {turn}: {words(30, turn)}")
+    small = Settings({"context-limit": 700, "max-tokens": 128})
+    summarizer = Summarizer(conv.provider, small, COUNTER, "openai/small")
+    result = [e async for e in compact(store, conv.session_id, settings, summarizer, COUNTER)][-1]
+    assert result.ok, result.message
+    assert len(model.summaries) >= 3
+    for body in model.summaries:
+        assert body_tokens(body) + summarizer.output_budget <= 700
+    for body in model.summaries[1:]:
+        assert "parser work so far." in _text(body["messages"][1]["content"])  # the running summary is carried
+
+
+async def test_a_message_too_big_for_the_window_is_not_sent_and_says_by_how_much(store, loopback):
+    Model(loopback)
+    conv = conversation(store, loopback, make_settings())
+    giant = words(2600, 1)
+    events = await say(conv, giant)
+    errors = [e for e in events if isinstance(e, StreamError)]
+    assert len(errors) == 1 and errors[0].kind == "context_length"
+    need = conv.gauge().effective + MAX_TOKENS - LIMIT
+    assert f"{need:,} over" in errors[0].message
+    assert loopback.requests == []
+    assert conv.history()[-1].content.text == giant  # what the user typed is kept
+
+
+async def test_a_provider_context_length_error_trims_the_oldest_turns_and_retries_once(store, loopback):
+    model = Model(loopback)
+    conv = conversation(store, loopback, make_settings())
+    for turn in range(6):
+        await say(conv, f"question {turn}: {words(20, turn)}")
+    loopback.add(error(400, {"error": {"message": "This model's maximum context length is 2000 tokens.", "code": "context_length_exceeded"}}))
+    events = await say(conv, "one more")
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert any("retrying once without the oldest" in n for n in notices)
+    assert not any(isinstance(e, StreamError) for e in events)
+    refused, retried = loopback.requests[-2].json, model.chat[-1]
+    assert len(retried["messages"]) < len(refused["messages"])
+    assert retried["messages"][0]["role"] == "user" and retried["messages"][-1]["content"] == "one more"
+    assert conv.history()[-1].content.text.startswith("answer")
+    assert len(conv.messages()) == 14  # the store keeps every turn
+
+    for _ in range(2):
+        loopback.add(error(400, {"error": {"message": "maximum context length exceeded", "code": "context_length_exceeded"}}))
+    events = await say(conv, "and another")
+    errors = [e for e in events if isinstance(e, StreamError)]
+    assert len(errors) == 1 and errors[0].kind == "context_length"  # retried once only

@@ -1,0 +1,215 @@
+"""``tractui sessions | log | export | import``: the history from the shell.
+
+Errors are one line on stderr and exit 2; nothing is written unless the
+command succeeds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.store.compile import compacted_ids
+from tractui.store.db import StoreError
+from tractui.store.history import Commit, HistoryStore
+
+DIM, RESET = "\x1b[2m", "\x1b[0m"
+
+
+class UsageError(Exception):
+    """Bad command line; one line for the user."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="tractui")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("sessions", help="list sessions, newest first")
+    log = sub.add_parser("log", help="the commit chain of a session, newest first")
+    log.add_argument("session", nargs="?", help="session id or unique prefix (default: latest)")
+    export = sub.add_parser("export", help="write a session as markdown or lossless JSON")
+    export.add_argument("session", nargs="?", help="session id or unique prefix (default: latest)")
+    export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    imp = sub.add_parser("import", help="load a session exported as JSON")
+    imp.add_argument("file", metavar="FILE")
+    return parser
+
+
+def _when(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def _usage_text(usage: Usage | None) -> str:
+    if usage is None:
+        return ""
+    text = f"in {usage.input_tokens:,} · out {usage.output_tokens:,}"
+    if usage.reasoning_tokens:
+        text += f" (reasoning {usage.reasoning_tokens:,})"
+    if usage.cached_input_tokens:
+        text += f" · cached {usage.cached_input_tokens:,}"
+    return text
+
+
+def _preview(content: Content, width: int = 100) -> str:
+    parts: list[str] = []
+    for block in content.blocks:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, ThinkingBlock):
+            parts.append("(redacted thinking)" if block.is_hidden else block.thought)
+        elif isinstance(block, ToolCallBlock):
+            parts.append(f"{block.name}({block.arguments})")
+        elif isinstance(block, ToolResultBlock):
+            parts.append(block.content)
+    line = " ".join(" ".join(parts).split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def cmd_sessions(store: HistoryStore, out: TextIO) -> int:
+    sessions = store.list_sessions()
+    if not sessions:
+        out.write(f"no sessions yet ({store.path})\n")
+        return 0
+    out.write(f"{'ID':<26}  {'UPDATED':<16}  {'MSGS':>4}  {'MODEL':<24}  TITLE\n")
+    for s in sessions:
+        out.write(f"{s.id:<26}  {_when(s.updated_at):<16}  {s.message_count:>4}  {(s.model or '-')[:24]:<24}  {s.title or '(untitled)'}\n")
+    return 0
+
+
+def format_log_line(commit: Commit, *, compacted: bool, tty: bool) -> str:
+    tags = [f"[{commit.kind}]"]
+    if commit.status != "complete":
+        tags.append(f"[{commit.status}]")
+    if compacted:
+        tags.append("[compacted]")
+    head = f"{commit.id}  {_when(commit.created_at)}  {' '.join(tags)}"
+    if commit.model:
+        head += f"  {commit.provider}/{commit.model}" if commit.provider else f"  {commit.model}"
+    if commit.usage:
+        head += f"  {_usage_text(commit.usage)}"
+    if "error" in commit.metadata:
+        head += f"  error: {commit.metadata['error'].get('message', '')}"
+    body = f"    {_preview(commit.content)}"
+    text = f"{head}\n{body}"
+    if tty and (commit.kind == "reasoning" or compacted):
+        text = f"{DIM}{text}{RESET}"
+    return text
+
+
+def cmd_log(store: HistoryStore, ref: str | None, out: TextIO, tty: bool) -> int:
+    session_id = store.resolve_session(ref)
+    chain = store.chain(session_id)
+    compacted = compacted_ids(chain)
+    info = store.session(session_id)
+    out.write(f"session {session_id}  {info.title if info else ''}\n\n")
+    for commit in reversed(chain):
+        out.write(format_log_line(commit, compacted=commit.id in compacted, tty=tty) + "\n")
+    return 0
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))
+
+
+def _md_blocks(content: Content) -> list[str]:
+    parts: list[str] = []
+    for block in content.blocks:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, ThinkingBlock):
+            body = "_(redacted thinking, kept opaque)_" if block.is_hidden else _quote(block.thought)
+            parts.append(f"<details>\n<summary>Thinking ({block.source_field})</summary>\n\n{body}\n\n</details>")
+        elif isinstance(block, ToolCallBlock):
+            parts.append(f"**Tool call** `{block.name}` (`{block.id}`)\n\n```json\n{block.arguments}\n```")
+        elif isinstance(block, ToolResultBlock):
+            parts.append(f"**Tool result** (`{block.tool_call_id}`{', error' if block.is_error else ''})\n\n```\n{block.content}\n```")
+    return parts
+
+
+_HEADINGS = {"user": "You", "assistant": "Assistant", "reasoning": "Assistant", "tool": "Tool", "system": "System", "summary": "Summary"}
+
+
+def export_markdown(store: HistoryStore, session_id: str) -> str:
+    """The current branch as readable markdown; thinking in a marked <details> block."""
+    info = store.session(session_id)
+    chain = store.chain(session_id)
+    compacted = compacted_ids(chain)
+    lines = [f"# {info.title if info and info.title else 'Untitled session'}", "", f"Session `{session_id}` · {_when(info.created_at) if info else ''}", ""]
+    previous_kind = None
+    for commit in chain:
+        heading = _HEADINGS[commit.kind]
+        if commit.kind == "assistant" and previous_kind == "reasoning":
+            heading = None  # the reasoning commit already opened this reply
+        if heading:
+            label = heading
+            if commit.kind in ("assistant", "reasoning") and commit.model:
+                label += f" ({commit.model})"
+            if commit.id in compacted:
+                label += " — compacted"
+            lines += [f"## {label}", ""]
+        if commit.status != "complete":
+            lines += [f"_({commit.status})_", ""]
+        for part in _md_blocks(commit.content):
+            lines += [part, ""]
+        if commit.kind == "assistant" and commit.usage:
+            lines += [f"<sub>{_usage_text(commit.usage)}</sub>", ""]
+        previous_kind = commit.kind
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def cmd_export(store: HistoryStore, ref: str | None, fmt: str, output: str | None, out: TextIO) -> int:
+    session_id = store.resolve_session(ref)
+    if fmt == "json":
+        text = json.dumps(store.export_session(session_id), ensure_ascii=False, indent=1) + "\n"
+    else:
+        text = export_markdown(store, session_id)
+    if output is None:
+        out.write(text)
+        return 0
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+    return 0
+
+
+def cmd_import(store: HistoryStore, file: str, out: TextIO) -> int:
+    try:
+        data: Any = json.loads(Path(file).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise UsageError(f"{file} is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{file} is not a tractui session export")
+    session_id = store.import_session(data)
+    out.write(f"imported session {session_id}\n")
+    return 0
+
+
+def run_history_command(argv: list[str], *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        args = _parser().parse_args(argv)
+        with HistoryStore() as store:
+            if args.command == "sessions":
+                return cmd_sessions(store, out)
+            if args.command == "log":
+                return cmd_log(store, args.session, out, tty=out.isatty())
+            if args.command == "export":
+                return cmd_export(store, args.session, args.format, args.output, out)
+            return cmd_import(store, args.file, out)
+    except (UsageError, StoreError) as exc:
+        err.write(f"tractui: {exc}\n")
+        return 2

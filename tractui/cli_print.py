@@ -1,0 +1,181 @@
+"""``tractui -p PROMPT``: one answer on stdout, thinking on stderr, for scripts and pipes.
+
+Exit codes: 0 success, 1 provider (or history store) error, 2 bad usage,
+130 interrupted by Ctrl+C (the partial reply is kept, marked interrupted).
+The reply is written to the same history as the app, so ``-c`` continues it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from tractui.core.assemble import MessageAssembler
+from tractui.core.content import ThinkingBlock
+from tractui.core.events import Notice, RetryWait, StreamError, TextDelta, ThinkingDelta, ThinkingEnd
+from tractui.session import Conversation
+from tractui.startup import resolve_startup
+from tractui.store.db import StoreError
+from tractui.store.history import HistoryStore
+
+DIM_ITALIC, DIM, RESET = "\x1b[2;3m", "\x1b[2m", "\x1b[0m"
+EXIT_OK, EXIT_PROVIDER, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+@dataclass
+class _Outcome:
+    interrupted: bool = False
+    error: StreamError | None = None
+
+
+class _Printer:
+    """Streams answer text to ``out`` and thinking to ``err``, keeping each stream's line endings tidy."""
+
+    def __init__(self, out: TextIO, err: TextIO, *, show_thinking: bool, quiet: bool) -> None:
+        self.out, self.err = out, err
+        self.show_thinking = show_thinking and not quiet
+        self.quiet = quiet
+        self.err_tty = err.isatty()
+        self.thinking_open = False
+        self.out_last = "\n"
+
+    def note(self, text: str) -> None:
+        self.close_thinking()
+        self.err.write(f"{DIM}{text}{RESET}\n" if self.err_tty else f"{text}\n")
+        self.err.flush()
+
+    def thinking(self, text: str) -> None:
+        if not self.show_thinking:
+            return
+        self.err.write(f"{DIM_ITALIC}{text}{RESET}" if self.err_tty else text)
+        self.err.flush()
+        self.thinking_open = True
+
+    def close_thinking(self) -> None:
+        if self.thinking_open:
+            self.err.write("\n")
+            self.err.flush()
+            self.thinking_open = False
+
+    def text(self, text: str) -> None:
+        if self.quiet or not text:
+            return
+        self.close_thinking()
+        self.out.write(text)
+        self.out.flush()
+        self.out_last = text[-1]
+
+    def end(self) -> None:
+        self.close_thinking()
+        if not self.quiet and self.out_last != "\n":
+            self.out.write("\n")
+            self.out.flush()
+
+
+def _usage_json(assembler: MessageAssembler) -> dict[str, int] | None:
+    usage = assembler.usage
+    if usage is None:
+        return None
+    return {
+        "input": usage.input_tokens,
+        "output": usage.output_tokens,
+        "reasoning": usage.reasoning_tokens,
+        "cached": usage.cached_input_tokens,
+    }
+
+
+def result_json(conv: Conversation, outcome: _Outcome) -> dict[str, Any]:
+    """The ``--json`` object: the reply, its thinking blocks, usage and the gauge's number."""
+    assembler = conv.assembler or MessageAssembler()
+    blocks = [b for b in assembler.content().blocks if isinstance(b, ThinkingBlock)]
+    return {
+        "text": assembler.text,
+        "reasoning": assembler.reasoning,
+        "reasoning_blocks": [
+            {"source_field": b.source_field, "signed": b.signature is not None, "redacted": b.is_hidden, "text": b.thought}
+            for b in blocks
+        ],
+        "usage": _usage_json(assembler),
+        "effective_context_tokens": conv.gauge().effective,
+        "finish_reason": "interrupted" if outcome.interrupted else assembler.finish_reason,
+        "session": conv.session_id,
+        "error": None if outcome.error is None else {"kind": outcome.error.kind, "message": outcome.error.message},
+    }
+
+
+async def _stream(conv: Conversation, prompt: str, printer: _Printer, outcome: _Outcome) -> None:
+    try:
+        async for event in conv.send(prompt):
+            if isinstance(event, TextDelta):
+                printer.text(event.text)
+            elif isinstance(event, ThinkingDelta):
+                printer.thinking(event.text)
+            elif isinstance(event, ThinkingEnd):
+                printer.close_thinking()
+            elif isinstance(event, RetryWait):
+                printer.note(f"retrying in {event.seconds:.1f} s (attempt {event.attempt}/{event.max_attempts}): {event.reason}")
+            elif isinstance(event, Notice):
+                printer.note(event.message)
+            elif isinstance(event, StreamError) and event.kind != "cancelled":
+                outcome.error = event
+    except asyncio.CancelledError:
+        outcome.interrupted = True
+        raise
+    finally:
+        printer.end()
+
+
+def run_print(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    prompt = args.prompt or ""
+    if not prompt.strip():
+        err.write("tractui: -p needs a prompt\n")
+        return EXIT_USAGE
+    try:
+        startup = resolve_startup(args)
+    except ValueError as exc:
+        err.write(f"tractui: {exc}\n")
+        return EXIT_USAGE
+    try:
+        store = HistoryStore()
+    except StoreError as exc:
+        err.write(f"tractui: {exc}\n")
+        return EXIT_PROVIDER
+    with store:
+        session_id = store.latest_session() if args.continue_ else None
+        conv = Conversation(store, startup.settings, startup.config, session_id=session_id, profile_name=startup.profile_name)
+        try:
+            conv.provider  # an unknown provider is bad usage, found before anything is written
+        except ValueError as exc:
+            err.write(f"tractui: {exc}\n")
+            return EXIT_USAGE
+        printer = _Printer(out, err, show_thinking=bool(startup.settings.get("reasoning.includeInResponse")), quiet=args.json)
+        if args.continue_ and session_id is None:
+            printer.note("no earlier session to continue; starting a new one")
+        outcome = _Outcome()
+        try:
+            asyncio.run(_run(conv, prompt, printer, outcome))
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+        if args.json:
+            out.write(json.dumps(result_json(conv, outcome), ensure_ascii=False) + "\n")
+            out.flush()
+        if outcome.interrupted:
+            err.write(f"tractui: interrupted; the partial reply is kept in session {conv.session_id}\n")
+            return EXIT_INTERRUPTED
+        if outcome.error is not None:
+            err.write(f"tractui: {outcome.error.message}\n")
+            return EXIT_PROVIDER
+        return EXIT_OK
+
+
+async def _run(conv: Conversation, prompt: str, printer: _Printer, outcome: _Outcome) -> None:
+    try:
+        await _stream(conv, prompt, printer, outcome)
+    finally:
+        await conv.aclose()

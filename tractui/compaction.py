@@ -1,0 +1,285 @@
+"""Compaction: replace the older part of a conversation with a structured summary.
+
+The summary is a ``summary`` commit naming the range it stands in for; the
+originals stay in the store (``tractui log`` and the app show them as
+compacted). ``compact`` is an async iterator of progress events ending with
+one ``CompactionResult``; it writes nothing until the very end, so
+cancelling it, or any failure on the way, leaves the history as it was.
+
+The *when* lives in ``tractui.preflight`` (before each request); this module
+is the *how*.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+from tractui import compaction_plan as plan
+from tractui import compaction_prompt as prompt
+from tractui.core.assemble import MessageAssembler
+from tractui.core.content import Content
+from tractui.core.context import output_reserve
+from tractui.core.events import StreamError
+from tractui.core.reasoning import apply_reasoning_policy
+from tractui.core.settings import Settings
+from tractui.core.tokens import TokenCounter
+from tractui.providers import Provider, ProviderConfig, make_provider
+from tractui.store.compile import effective_commits, merge_commits, summary_metadata
+from tractui.store.history import Commit, HistoryStore
+
+SUMMARY_SHARE = 8  # the summary may use at most 1/8 of the summarising model's window
+MIN_SUMMARY_TOKENS = 128
+CALL_OVERHEAD = 64  # message framing and the request wrapper around the transcript
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionProgress:
+    """Where a compaction is; ``part``/``parts`` count summary calls."""
+
+    stage: Literal["planning", "summarising", "storing"]
+    message: str
+    part: int = 0
+    parts: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionResult:
+    """The outcome. ``ok`` false means the history is unchanged and ``message`` says why."""
+
+    ok: bool
+    message: str
+    before_tokens: int = 0  # what the replaced range weighed as sent
+    after_tokens: int = 0  # what the summary weighs
+    replaced_turns: int = 0
+    kept_turns: int = 0
+    commit_id: str | None = None
+    automatic: bool = False
+
+
+CompactionEvent = Union[CompactionProgress, CompactionResult]
+
+
+class CompactionError(Exception):
+    """A summary call failed; the message is one line for the user."""
+
+
+@dataclass
+class Summarizer:
+    """The model that writes summaries: the active one, or ``compaction.model`` / ``compaction.profile``."""
+
+    provider: Provider
+    settings: Settings  # the summarising model's settings (its own context-limit)
+    counter: TokenCounter
+    label: str
+    owns_provider: bool = False
+
+    @property
+    def output_budget(self) -> int:
+        limit = int(self.settings.get("context-limit"))
+        return max(MIN_SUMMARY_TOKENS, min(output_reserve(self.settings), limit // SUMMARY_SHARE))
+
+    @property
+    def input_budget(self) -> int:
+        """Tokens the transcript (plus a running summary) may take in one call."""
+        limit = int(self.settings.get("context-limit"))
+        margin = limit // 20
+        return limit - self.output_budget - self.counter.count(prompt.SYSTEM_PROMPT) - CALL_OVERHEAD - margin
+
+    def call_settings(self) -> Settings:
+        """No thinking (it would eat the budget) and output capped to the summary budget."""
+        settings = self.settings.copy()
+        settings.set("reasoning.enabled", False)
+        settings.set("max-tokens", self.output_budget)
+        return settings
+
+    async def summarise(self, text: str) -> str:
+        assembler = MessageAssembler()
+        stream = self.provider.stream([Content.human(text)], self.call_settings(), system=prompt.SYSTEM_PROMPT)
+        async with contextlib.aclosing(stream) as events:
+            async for event in events:
+                if isinstance(event, StreamError):
+                    raise CompactionError(f"the summary call to {self.label} failed: {event.message}")
+                assembler.feed(event)
+        summary = assembler.content().text.strip()
+        if not summary:
+            raise CompactionError(f"the summary call to {self.label} returned no text")
+        return summary
+
+    async def aclose(self) -> None:
+        if self.owns_provider:
+            await self.provider.aclose()
+
+
+def resolve_summarizer(
+    config: ProviderConfig, settings: Settings, provider: Provider, counter: TokenCounter, *, profiles: object | None = None
+) -> Summarizer:
+    """Pick the summarising model: ``compaction.profile``, else ``compaction.model``, else the active one.
+
+    ``profiles`` is a ``ProfileStore``-like object with ``load(name)``; a bad
+    profile name raises ``CompactionError`` (one line) before anything is sent.
+    """
+    profile_name = settings.get("compaction.profile")
+    if profile_name:
+        from tractui.profiles import ProfileStore
+
+        store = profiles if profiles is not None else ProfileStore()
+        try:
+            profile = store.load(profile_name)  # type: ignore[attr-defined]
+        except Exception as exc:  # ProfileError / SettingError: already one line
+            raise CompactionError(f"compaction.profile '{profile_name}': {exc}") from None
+        cfg = profile.provider_config()
+        return Summarizer(make_provider(cfg), Settings(profile.settings), TokenCounter(cfg.model), f"{cfg.provider}/{cfg.model}", True)
+    model = settings.get("compaction.model")
+    if model and model != config.model:
+        cfg = dataclasses.replace(config, model=model)
+        return Summarizer(make_provider(cfg), settings.copy(), TokenCounter(model), f"{cfg.provider}/{model}", True)
+    return Summarizer(provider, settings.copy(), counter, f"{config.provider}/{config.model}")
+
+
+@dataclass
+class Turn:
+    """One turn of the live history: its commits (a summary is a turn of its own) and its messages as sent."""
+
+    commits: list[Commit]
+    messages: list[Content] = field(default_factory=list)
+    tokens: int = 0
+
+
+def live_turns(chain: Sequence[Commit], settings: Settings, counter: TokenCounter) -> list[Turn]:
+    """The chain as the model sees it (summaries substituted), grouped into turns and counted.
+
+    Each turn is counted with the thinking that would be sent for an *earlier*
+    turn: ``allButLast`` keeps only the newest reply's thinking, and that one
+    is always kept verbatim, so for what may be summarised it behaves as ``all``.
+    """
+    turns: list[Turn] = []
+    for commit in effective_commits(chain):
+        if commit.kind in ("user", "summary") or not turns:
+            turns.append(Turn([commit]))
+        else:
+            turns[-1].commits.append(commit)
+    older = _older_turn_settings(settings)
+    for turn in turns:
+        turn.messages = [m for m in apply_reasoning_policy(merge_commits(turn.commits), older) if m.blocks or m.speaker != "ai"]
+        turn.tokens = counter.count_messages(turn.messages)
+    return turns
+
+
+def _older_turn_settings(settings: Settings) -> Settings:
+    if settings.get("reasoning.stripFromContext") != "allButLast":
+        return settings
+    older = settings.copy()
+    older.set("reasoning.stripFromContext", "all")
+    return older
+
+
+def compaction_count(chain: Sequence[Commit]) -> int:
+    """How many times this conversation was compacted (summary commits on its chain), for "compacted 2×"."""
+    return sum(1 for c in chain if c.kind == "summary")
+
+
+def _range_ids(commits: Sequence[Commit]) -> tuple[str, str]:
+    """First and last chain ids a new summary replaces; an earlier summary stands for its own range."""
+    first, last = commits[0], commits[-1]
+    first_id = first.metadata["replaces"]["first"] if first.kind == "summary" else first.id
+    last_id = last.metadata["replaces"]["last"] if last.kind == "summary" else last.id
+    return first_id, last_id
+
+
+def _shorten(text: str, budget: int, counter: TokenCounter) -> str:
+    """Keep the head and tail of a message too big for one summary call."""
+    tokens = counter.count(text)
+    if tokens <= budget:
+        return text
+    keep = max(1, int(len(text) * budget / tokens * 0.9) // 2)
+    while True:
+        out = f"{text[:keep]}\n[… {len(text) - 2 * keep:,} characters left out …]\n{text[-keep:]}"
+        if counter.count(out) <= budget or keep <= 1:
+            return out
+        keep = int(keep * 0.8)
+
+
+async def compact(
+    store: HistoryStore,
+    session_id: str,
+    settings: Settings,
+    summarizer: Summarizer,
+    counter: TokenCounter,
+    *,
+    instructions: str | None = None,
+    automatic: bool = False,
+    keep_budget: int | None = None,
+    head: str | None = None,
+    provenance: dict[str, str | None] | None = None,
+) -> AsyncIterator[CompactionEvent]:
+    """Summarise the older turns of the chain ending at ``head`` (default: the session's head).
+
+    The summary commit is appended under ``head``, so the next reply builds on
+    it. ``keep_budget`` caps the tokens kept verbatim (the pre-flight passes
+    what may remain for the request to land under the threshold). Yields
+    progress, then exactly one ``CompactionResult``.
+    """
+    yield CompactionProgress("planning", "choosing what to summarise")
+    chain = store.chain(session_id, head=head)
+    turns = live_turns(chain, settings, counter)
+    count = plan.choose_split(
+        [t.tokens for t in turns],
+        keep_turns=int(settings.get("compaction.keepTurns")),
+        keep_fraction=settings.get("compaction.keepFraction"),
+        limit=int(settings.get("context-limit")),
+        keep_budget=keep_budget,
+    )
+    if count == 0 or (count == 1 and turns[0].commits[0].kind == "summary"):
+        yield CompactionResult(False, "nothing to compact: only the most recent turns are in the history", automatic=automatic)
+        return
+    older, kept = turns[:count], turns[count:]
+    before = sum(t.tokens for t in older)
+    try:
+        parts = _parts(older, summarizer)
+        summary: str | None = None
+        for i, part in enumerate(parts, 1):
+            yield CompactionProgress("summarising", f"summarising {before:,} tokens with {summarizer.label}", i, len(parts))
+            text = prompt.request_text(part, previous=summary, instructions=instructions, part=(i, len(parts)))
+            summary = await summarizer.summarise(text)
+    except CompactionError as exc:
+        yield CompactionResult(False, f"compaction failed, history unchanged: {exc}", before_tokens=before, automatic=automatic)
+        return
+    first_id, last_id = _range_ids([c for t in older for c in t.commits])
+    meta = summary_metadata(first_id, last_id, automatic=automatic, before_tokens=before, summarizer=summarizer.label)
+    if instructions:
+        meta["instructions"] = instructions
+    content = prompt.summary_content(summary or "", {"replaced_turns": count, "summarizer": summarizer.label})
+    after = counter.count_messages([content])
+    reason = plan.rejection(before, after)
+    if reason is not None:
+        yield CompactionResult(False, reason, before_tokens=before, after_tokens=after, automatic=automatic)
+        return
+    yield CompactionProgress("storing", "writing the summary commit")
+    meta["after_tokens"] = after
+    prov = provenance or {}
+    parent = head if head is not None else chain[-1].id
+    commit = store.append(session_id, "summary", content, parent_id=parent, metadata=meta, provider=prov.get("provider"), model=prov.get("model"), profile=prov.get("profile"))
+    yield CompactionResult(
+        True,
+        f"compacted {count} turn{'s' if count != 1 else ''} ({before:,} tokens) into a {after:,}-token summary; {len(kept)} recent turn{'s' if len(kept) != 1 else ''} kept verbatim",
+        before_tokens=before,
+        after_tokens=after,
+        replaced_turns=count,
+        kept_turns=len(kept),
+        commit_id=commit.id,
+        automatic=automatic,
+    )
+
+
+def _parts(older: Sequence[Turn], summarizer: Summarizer) -> list[str]:
+    """The transcript of ``older`` cut into slices that each fit one summary call."""
+    budget = summarizer.input_budget - summarizer.output_budget  # room for the running summary
+    if budget < MIN_SUMMARY_TOKENS:
+        raise CompactionError(f"the context-limit of {summarizer.label} is too small to summarise anything")
+    rendered = [_shorten(prompt.render_message(m), budget, summarizer.counter) for t in older for m in t.messages]
+    sizes = [summarizer.counter.count(r) + 4 for r in rendered]
+    return ["\n\n".join(rendered[a:b]) for a, b in plan.split_parts(sizes, budget)]

@@ -1,0 +1,155 @@
+"""The pre-flight before every request: measure, maybe compact once, refuse what cannot fit.
+
+The number is the gauge's (``Conversation.gauge()`` → ``measure_context`` on
+exactly what will be sent, reasoning policy applied): the footer, ``/context``
+and this decision read the same figure. At most one automatic compaction runs
+per request, so a summary that does not help can never start a loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from typing import Protocol
+
+from tractui import compaction_plan as plan
+from tractui.compaction import CompactionEvent, CompactionResult, Summarizer, compact, compaction_count, resolve_summarizer
+from tractui.core.content import Content
+from tractui.core.context import ContextReading
+from tractui.core.events import Notice, StreamError, StreamEvent
+from tractui.core.settings import Settings
+from tractui.core.tokens import TokenCounter
+from tractui.providers import Provider, ProviderConfig
+from tractui.store.history import HistoryStore
+
+
+class Compactable(Protocol):
+    """What compaction needs from a conversation (``tractui.session.Conversation`` provides it)."""
+
+    store: HistoryStore
+    settings: Settings
+    config: ProviderConfig
+    profile_name: str | None
+
+    session_id: str | None
+
+    @property
+    def provider(self) -> Provider: ...
+
+    @property
+    def counter(self) -> TokenCounter: ...
+
+    def gauge(self, partial: Content | None = None, *, head: str | None = None) -> ContextReading: ...
+
+
+def keep_budget(reading: ContextReading) -> int:
+    """Tokens the verbatim turns may keep so the compacted request lands well under the threshold."""
+    fixed = reading.breakdown.system + reading.breakdown.tools
+    return max(0, int(reading.threshold * plan.KEEP_SHARE_OF_THRESHOLD) - fixed)
+
+
+async def compact_conversation(
+    conv: Compactable,
+    instructions: str | None = None,
+    *,
+    automatic: bool = False,
+    head: str | None = None,
+    summarizer: Summarizer | None = None,
+) -> AsyncIterator[CompactionEvent]:
+    """``/compact [instructions]``: progress events, then one ``CompactionResult``.
+
+    Cancel by cancelling the task that iterates it (or closing the iterator):
+    nothing is written until the last step, so the history stays as it was.
+    """
+    if conv.session_id is None:
+        yield CompactionResult(False, "nothing to compact: the conversation is empty", automatic=automatic)
+        return
+    try:
+        summarizer = summarizer or resolve_summarizer(conv.config, conv.settings, conv.provider, conv.counter)
+    except Exception as exc:  # CompactionError from a bad compaction.profile
+        yield CompactionResult(False, f"compaction failed, history unchanged: {exc}", automatic=automatic)
+        return
+    try:
+        events = compact(
+            conv.store,
+            conv.session_id,
+            conv.settings,
+            summarizer,
+            conv.counter,
+            instructions=instructions,
+            automatic=automatic,
+            keep_budget=keep_budget(conv.gauge(head=head)),
+            head=head,
+            provenance={"provider": conv.config.provider, "model": conv.config.model, "profile": conv.profile_name},
+        )
+        async for event in events:
+            yield event
+    finally:
+        await summarizer.aclose()
+
+
+def over_limit(reading: ContextReading) -> StreamError | None:
+    """The hard check: effective + output reserve must fit the window, or nothing is sent."""
+    over = reading.effective + reading.reserve - reading.limit
+    if over <= 0:
+        return None
+    return StreamError(
+        kind="context_length",
+        message=(
+            f"not sent: this request needs {reading.effective:,} tokens + {reading.reserve:,} reserved for the answer, "
+            f"{over:,} over the {reading.limit:,}-token context limit; shorten the message or /set max-tokens lower"
+        ),
+    )
+
+
+class Preflight:
+    """One request's check of the chain ending at ``parent_id`` (the message being answered).
+
+    Iterate ``run()`` and forward its events; then send nothing if ``blocked``,
+    else answer under ``parent_id`` (the summary commit when one was written).
+    """
+
+    def __init__(self, conv: Compactable, parent_id: str) -> None:
+        self.conv = conv
+        self.parent_id = parent_id
+        self.blocked: StreamError | None = None
+        self.result: CompactionResult | None = None
+
+    async def run(self) -> AsyncIterator[StreamEvent]:
+        reading = self.conv.gauge(head=self.parent_id)
+        if reading.should_compact() and self.conv.settings.get("compaction.auto"):
+            yield Notice(
+                f"context {reading.effective:,} tokens is over the compaction threshold ({reading.threshold:,}): compacting first"
+            )
+            async for event in compact_conversation(self.conv, automatic=True, head=self.parent_id):
+                if isinstance(event, CompactionResult):
+                    self.result = event
+            if self.result is not None and self.result.ok and self.result.commit_id is not None:
+                self.parent_id = self.result.commit_id
+                total = compaction_count(self.conv.store.chain(self.conv.session_id or "", head=self.parent_id))
+                yield Notice(f"{self.result.message} (compacted {total}×)")
+            elif self.result is not None:
+                yield Notice(self.result.message)
+            reading = self.conv.gauge(head=self.parent_id)
+        self.blocked = over_limit(reading)
+
+
+def trim_for_retry(
+    messages: Sequence[Content], counter: TokenCounter, reading: ContextReading
+) -> tuple[list[Content], Notice] | None:
+    """After a provider's context-length error: drop the oldest compiled turns (once; the store is untouched).
+
+    Aims below both the threshold and three quarters of what was refused,
+    since the provider's count evidently exceeds ours. ``None`` when only the
+    last turn is left, so the error stands.
+    """
+    tokens = [counter.count_content(m) for m in messages]
+    target = min(reading.threshold, int(sum(tokens) * 0.75)) - reading.breakdown.system - reading.breakdown.tools
+    drop = plan.trim_oldest(messages, tokens, max(0, target))
+    if drop == 0:
+        return None
+    kept = list(messages[drop:])
+    dropped = len(plan.turn_starts(messages[:drop])) or 1
+    return kept, Notice(
+        f"the provider said the context is too long: retrying once without the oldest {dropped} turn{'s' if dropped != 1 else ''} "
+        f"({sum(tokens[:drop]):,} tokens; they stay in the history)"
+    )

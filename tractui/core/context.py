@@ -1,0 +1,222 @@
+"""The context gauge: how full the window really is, one number for everything.
+
+The footer, ``/context`` and compaction all read ``measure_context``::
+
+    effective = last_input + last_output + estimate(messages added since)
+
+corrected for the reasoning policy: thinking that will not be sent back does
+not count (including the reasoning tokens of the last reply), thinking that
+will be sent does. Anthropic drops earlier turns' thinking itself, so there
+only the current turn's thinking counts. With no call to build on (the first
+call, or after compaction) the figure is a pure tokenizer estimate and is
+flagged ``estimated``.
+
+The provider's reported usage is the truth the estimate is anchored to, so
+the tokenizer only fills in what was added since, and its error is reported
+against the next actual input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from tractui.core.content import Content, ThinkingBlock
+from tractui.core.reasoning import last_turn_range, thinking_policy
+from tractui.core.settings import Settings
+from tractui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
+
+DEFAULT_RESERVE = 4096
+"""Output reserve when neither ``max-tokens`` nor ``max-output`` is known."""
+
+SAFETY_FRACTION = 0.02
+"""Kept free beyond the reserve: our tokenizer approximates other vendors' tokenizers."""
+
+
+@dataclass(frozen=True)
+class CallBasis:
+    """The last actual provider call, as reported by its usage."""
+
+    input_tokens: int
+    output_tokens: int  # reasoning included
+    reasoning_tokens: int
+    message_count: int  # history messages that call covered: its input messages + the reply
+    estimated_input: int | None = None  # our estimate of that input made before the call
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    system: int
+    tools: int
+    messages: int
+    thinking: int
+
+
+@dataclass(frozen=True)
+class ContextReading:
+    effective: int
+    estimated: bool
+    limit: int
+    reserve: int
+    usable: int
+    threshold: int
+    breakdown: Breakdown
+    new_since: int
+    free: int
+    last_error: tuple[int, float] | None  # (estimate - actual, that / actual) of the last call
+    warnings: tuple[str, ...]
+    margin: int = 0  # the safety margin inside limit - usable
+    compression: float = 0.85  # the compression-threshold fraction behind ``threshold``
+
+    def should_compact(self, threshold: float | None = None, limit: int | None = None) -> bool:
+        """Whether the effective context passes the threshold (overrides for what-if checks)."""
+        if threshold is None and limit is None:
+            return self.effective > self.threshold
+        lim = self.limit if limit is None else limit
+        usable = max(0, lim - self.reserve - self.margin)
+        fraction = self.compression if threshold is None else threshold
+        return self.effective > int(fraction * usable)
+
+    @property
+    def fraction(self) -> float:
+        """effective / limit, for the bar."""
+        return self.effective / self.limit if self.limit else 0.0
+
+
+def output_reserve(settings: Settings) -> int:
+    """Room kept for the reply: ``max-tokens`` (at most half the window), else the
+    model's own output limit ``max-output``, else ``DEFAULT_RESERVE``, both at most a
+    quarter of the window so a huge default does not eat a small one.
+    """
+    limit = int(settings.get("context-limit"))
+    max_tokens = settings.get("max-tokens")
+    if max_tokens:
+        return min(int(max_tokens), limit // 2)
+    model_max = settings.get("max-output")
+    return min(int(model_max) if model_max else DEFAULT_RESERVE, limit // 4)
+
+
+def describe_error(error: tuple[int, float] | None) -> str:
+    """``+5 (+0.1%)``: how far the last estimate was from the actual input."""
+    if error is None:
+        return "n/a"
+    tokens, fraction = error
+    return f"{tokens:+d} ({fraction * 100:+.1f}%)"
+
+
+class _Sent:
+    """Which messages' thinking counts in the next request (indices below ``end``)."""
+
+    def __init__(self, messages: Sequence[Content], end: int, policy: str, anthropic: bool) -> None:
+        self.every = policy == "none" and not anthropic
+        if policy == "all":
+            self.span = range(0)
+        elif policy == "allButLast":
+            self.span = last_turn_range(messages, end)
+        else:
+            self.span = range(0, end)
+        if anthropic:  # only the current turn: after the last human message
+            human = next((i for i in range(end - 1, -1, -1) if messages[i].speaker == "human"), -1)
+            self.span = range(max(self.span.start, human + 1), self.span.stop) if self.span else range(0)
+
+    def __contains__(self, index: int) -> bool:
+        return self.every or index in self.span
+
+    def thinking(self, messages: Sequence[Content], counter: TokenCounter, stop: int) -> int:
+        """Thinking tokens counted among ``messages[:stop]``."""
+        if self.every:
+            return counter.totals(messages, stop)[1]
+        return sum(counter.count_thinking(messages[i]) for i in self.span if i < stop)
+
+
+def measure_context(
+    messages: Sequence[Content],
+    settings: Settings,
+    *,
+    provider: str = "",
+    model: str = "",
+    system_prompt: str = "",
+    tools_tokens: int = 0,
+    basis: CallBasis | None = None,
+    counter: TokenCounter | None = None,
+) -> ContextReading:
+    """Read the gauge for ``messages`` (stored form, thinking present; a streaming
+    partial reply may be last). Pass the same ``counter`` on every update: its
+    caches make an update cost only the messages added since.
+    """
+    counter = counter or TokenCounter(model or None)
+    warnings: list[str] = []
+    limit = int(settings.get("context-limit"))
+    reserve = output_reserve(settings)
+    margin = int(limit * SAFETY_FRACTION)
+    usable = max(0, limit - reserve - margin)
+    compression = float(settings.get("compression-threshold"))
+    policy = thinking_policy(settings)
+    anthropic = provider.lower() == "anthropic"
+    total = len(messages)
+    sent = _Sent(messages, total, policy, anthropic)
+
+    system = counter.count(system_prompt) + MESSAGE_OVERHEAD if system_prompt else 0
+    if basis is not None and basis.message_count > total:
+        warnings.append(
+            f"the last call covered {basis.message_count} messages but the history has {total}; showing an estimate"
+        )
+        basis = None
+
+    if basis is None:
+        body, _ = counter.totals(messages)
+        thinking = sent.thinking(messages, counter, total)
+        new_since = body + thinking
+        effective = system + tools_tokens + new_since
+        last_error = None
+    else:
+        covered = basis.message_count
+        reply = covered - 1
+        # thinking in the last call's input that the next request sends differently
+        then = _Sent(messages, reply, policy, anthropic) if reply > 0 else None
+        shift = 0
+        if then is not None and not (sent.every and then.every):
+            shift = sent.thinking(messages, counter, reply) - then.thinking(messages, counter, reply)
+        # the last reply's reasoning stays only if it is sent back
+        reply_thinking = 0
+        if reply >= 0:
+            reply_msg = messages[reply]
+            reasoning = min(basis.reasoning_tokens or counter.count_thinking(reply_msg), basis.output_tokens)
+            if reply in sent and any(isinstance(b, ThinkingBlock) for b in reply_msg.blocks):
+                reply_thinking = reasoning
+            output = basis.output_tokens - reasoning + reply_thinking
+        else:
+            output = basis.output_tokens
+        new_since = sum(counter.count_content(messages[i], include_thinking=i in sent) for i in range(covered, total))
+        effective = max(0, basis.input_tokens + output + shift + new_since)
+        thinking = sent.thinking(messages, counter, reply) + reply_thinking if reply > 0 else reply_thinking
+        thinking += sum(counter.count_thinking(messages[i]) for i in range(covered, total) if i in sent)
+        last_error = None
+        if basis.estimated_input is not None:
+            error = basis.estimated_input - basis.input_tokens
+            last_error = (error, error / basis.input_tokens if basis.input_tokens else 0.0)
+
+    messages_part = effective - system - tools_tokens - thinking
+    if messages_part < 0:
+        warnings.append(
+            f"system, tools and thinking estimates exceed the effective figure by {-messages_part} tokens; messages shown as 0"
+        )
+        messages_part = 0
+    if effective > usable:
+        warnings.append(f"context is over the usable window ({effective} > {usable} tokens)")
+
+    return ContextReading(
+        effective=effective,
+        estimated=basis is None,
+        limit=limit,
+        reserve=reserve,
+        usable=usable,
+        threshold=int(compression * usable),
+        breakdown=Breakdown(system=system, tools=tools_tokens, messages=messages_part, thinking=thinking),
+        new_since=new_since,
+        free=max(0, usable - effective),
+        last_error=last_error,
+        warnings=tuple(warnings),
+        margin=margin,
+        compression=compression,
+    )

@@ -1,0 +1,126 @@
+"""Reasoning on the way out: which thinking is sent back, and in what shape.
+
+Storage keeps every ``ThinkingBlock``; these functions decide per settings
+what a request carries. None of them mutates its input: changed messages are
+new objects, unchanged ones are passed through as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Sequence
+
+from tractui.core.content import Content, ThinkingBlock
+from tractui.core.settings import Settings
+from tractui.core.tokens import TokenCounter
+
+StripPolicy = Literal["all", "allButLast", "none"]
+
+
+def extract_thinking_blocks(content: Content) -> list[ThinkingBlock]:
+    """The thinking blocks of one message, in order (the stored objects)."""
+    return [b for b in content.blocks if isinstance(b, ThinkingBlock)]
+
+
+def remove_thinking(content: Content) -> Content:
+    """A copy of ``content`` without thinking; the message itself when it has none."""
+    if not any(isinstance(b, ThinkingBlock) for b in content.blocks):
+        return content
+    blocks = [b.model_copy(deep=True) for b in content.blocks if not isinstance(b, ThinkingBlock)]
+    return Content(speaker=content.speaker, blocks=blocks, metadata=dict(content.metadata))
+
+
+def last_turn_range(contents: Sequence[Content], end: int | None = None) -> range:
+    """Indices of the last assistant turn in ``contents[:end]``: the last ``ai``
+    message and the ``ai``/``tool`` messages before it back to the human message
+    that started the turn (a tool loop is one turn). Empty when there is no ``ai``.
+    """
+    stop = len(contents) if end is None else end
+    last_ai = next((i for i in range(stop - 1, -1, -1) if contents[i].speaker == "ai"), -1)
+    if last_ai < 0:
+        return range(0)
+    start = last_ai
+    while start > 0 and contents[start - 1].speaker in ("ai", "tool"):
+        start -= 1
+    return range(start, last_ai + 1)
+
+
+def filter_thinking_for_context(contents: Sequence[Content], policy: StripPolicy) -> list[Content]:
+    """Strip thinking per ``reasoning.stripFromContext``.
+
+    ``all``: from every assistant turn; ``allButLast``: from all but the last
+    assistant turn; ``none``: keep everything.
+    """
+    if policy == "none":
+        return list(contents)
+    if policy == "all":
+        return [remove_thinking(c) for c in contents]
+    if policy == "allButLast":
+        keep = last_turn_range(contents)
+        return [c if i in keep else remove_thinking(c) for i, c in enumerate(contents)]
+    raise ValueError(f"unknown stripFromContext policy '{policy}': expected all, allButLast or none")
+
+
+def thinking_policy(settings: Settings) -> StripPolicy:
+    """The one policy that decides what is sent: ``includeInContext`` off means strip all."""
+    if not settings.get("reasoning.includeInContext"):
+        return "all"
+    return settings.get("reasoning.stripFromContext")
+
+
+def apply_reasoning_policy(contents: Sequence[Content], settings: Settings) -> list[Content]:
+    """The history with thinking removed as the settings say (what the provider gets)."""
+    return filter_thinking_for_context(contents, thinking_policy(settings))
+
+
+def thinking_to_reasoning_field(content: Content) -> str | None:
+    """Visible thought text for a ``reasoning_content``-style field; None when there is none.
+
+    Separate blocks are joined with a blank line; hidden thinking is never text.
+    """
+    texts = [b.thought for b in content.blocks if isinstance(b, ThinkingBlock) and not b.is_hidden and b.thought]
+    return "\n\n".join(texts) if texts else None
+
+
+def thinking_to_anthropic_blocks(content: Content, *, signed_only: bool = True) -> list[dict[str, Any]]:
+    """Anthropic ``thinking`` / ``redacted_thinking`` blocks, signatures kept.
+
+    Anthropic rejects thinking without its signature, so unsigned blocks
+    (another provider's thinking) are left out unless ``signed_only=False``.
+    Hidden blocks without Anthropic's opaque ``data`` are not Anthropic's and
+    are left out too.
+    """
+    out: list[dict[str, Any]] = []
+    for block in extract_thinking_blocks(content):
+        if block.is_hidden:
+            data = block.provider_metadata.get("data")
+            if isinstance(data, str):
+                out.append({"type": "redacted_thinking", "data": data})
+        elif block.signature or not signed_only:
+            out.append({"type": "thinking", "thinking": block.thought, "signature": block.signature or ""})
+    return out
+
+
+def thinking_to_gemini_parts(content: Content) -> list[dict[str, Any]]:
+    """Gemini ``thought`` parts with their ``thoughtSignature`` (signature-only parts kept)."""
+    out: list[dict[str, Any]] = []
+    for block in extract_thinking_blocks(content):
+        if block.is_hidden or not (block.thought or block.signature):
+            continue
+        part: dict[str, Any] = {"text": block.thought, "thought": True}
+        if block.signature:
+            part["thoughtSignature"] = block.signature
+        out.append(part)
+    return out
+
+
+def estimate_thinking_tokens(contents: Sequence[Content], counter: TokenCounter | None = None) -> int:
+    """Visible thinking tokens in ``contents``, by the real tokenizer (hidden thinking counts 0)."""
+    counter = counter or TokenCounter()
+    return sum(counter.count_thinking(c) for c in contents)
+
+
+def effective_token_count(contents: Sequence[Content], settings: Settings, **options: Any) -> int:
+    """The gauge's one number (``tractui.core.context.measure_context``), for callers that need only it."""
+    from tractui.core.context import measure_context  # context builds on this module
+
+    return measure_context(contents, settings, **options).effective

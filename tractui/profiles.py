@@ -1,0 +1,388 @@
+"""Profiles: a provider, a model and the settings that go with them, as TOML files.
+
+User profiles live in ``config_dir()/profiles``; the shipped ones in the
+package. A user profile of the same name wins. A profile names the
+environment variable holding the API key, never the key: anything that looks
+like a key is refused on save and warned about on load. Files are written
+atomically (temp file + rename) and readable by the owner only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from tractui.core.settings import SettingError, Settings, closest, parse_value, spec_for
+from tractui.paths import config_dir as default_config_dir
+from tractui.paths import shipped_dir
+from tractui.providers import PROVIDERS
+from tractui.providers.base import ProviderConfig
+
+FIELDS = ("provider", "model", "base_url", "api_key_env", "description", "settings")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_ENV_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# Prefixes of real API keys (OpenAI, Anthropic, OpenRouter, Google, xAI, Groq,
+# Hugging Face, GitHub, AWS, Replicate, Perplexity): at the start of a value,
+# or anywhere when followed by a key-length run of key characters.
+_KEY_PREFIXES = ("sk-", "sk_", "AIza", "xai-", "gsk_", "hf_", "ghp_", "github_pat_", "AKIA", "r8_", "pplx-")
+_KEY_INSIDE = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(p) for p in _KEY_PREFIXES) + r")[A-Za-z0-9_\-]{16,}")
+HEADER = "# tractui profile. api_key_env names the environment variable holding the key; never put a key here.\n"
+
+
+class ProfileError(ValueError):
+    """A one-line, user-facing reason a profile could not be read, written or deleted."""
+
+
+def looks_like_key(value: str) -> bool:
+    """True when ``value`` starts with, or contains, something shaped like an API key."""
+    text = value.strip()
+    if text.lower().startswith("bearer "):
+        return True
+    return text.startswith(_KEY_PREFIXES) or _KEY_INSIDE.search(text) is not None
+
+
+def check_name(name: str) -> str:
+    if not _NAME.match(name):
+        raise ProfileError(f"bad profile name '{name}': use letters, digits, '.', '_' or '-' (at most 64)")
+    return name
+
+
+class Profile(BaseModel):
+    """One profile as loaded: provider config plus settings values in canonical form.
+
+    ``settings`` keeps every key the file names (defaults included), so a
+    profile says what it means even if a default changes later.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    provider: str
+    model: str
+    base_url: str | None = None
+    api_key_env: str | None = None
+    description: str | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    warnings: tuple[str, ...] = Field(default=(), exclude=True)
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str) -> str:
+        if value not in PROVIDERS:
+            raise ValueError(f"unknown provider '{value}': expected {', '.join(PROVIDERS)}")
+        return value
+
+    @field_validator("api_key_env")
+    @classmethod
+    def _env_var_name(cls, value: str | None) -> str | None:
+        if value and not _ENV_VAR.match(value):
+            raise ValueError("api_key_env must be the name of an environment variable, e.g. OPENAI_API_KEY ('' = no key)")
+        return value
+
+    @field_validator("settings")
+    @classmethod
+    def _canonical_settings(cls, values: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, raw in values.items():
+            spec = spec_for(key)
+            out[spec.key] = parse_value(spec, raw)
+        return out
+
+    def provider_config(self) -> ProviderConfig:
+        return ProviderConfig(provider=self.provider, model=self.model, base_url=self.base_url, api_key_env=self.api_key_env)
+
+    def make_settings(self) -> Settings:
+        return Settings(self.settings)
+
+    @classmethod
+    def from_session(cls, name: str, config: ProviderConfig, settings: Settings, description: str | None = None) -> Profile:
+        """The profile that reproduces a running session: its provider and its changed settings."""
+        return cls(
+            name=check_name(name),
+            provider=config.provider,
+            model=config.model,
+            base_url=config.base_url,
+            api_key_env=config.api_key_env,
+            description=description,
+            settings=settings.changed(),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileEntry:
+    """A row of ``/profile list``: ``problem`` says why a file would not load."""
+
+    name: str
+    source: Literal["user", "shipped"]
+    path: Path
+    provider: str | None
+    model: str | None
+    shadowed: bool = False  # a shipped profile hidden by a user one of the same name
+    problem: str | None = None
+
+
+class ProfileStore:
+    """Reads user and shipped profiles, writes and deletes user ones."""
+
+    def __init__(self, config_dir: Path | None = None, shipped: Path | None = None) -> None:
+        self.user_dir = (config_dir or default_config_dir()) / "profiles"
+        self.shipped_dir = shipped or shipped_dir("profiles")
+
+    def path_for(self, name: str) -> Path | None:
+        """Where ``name`` would load from: the user file if any, else the shipped one."""
+        check_name(name)
+        for folder in (self.user_dir, self.shipped_dir):
+            path = folder / f"{name}.toml"
+            if path.is_file():
+                return path
+        return None
+
+    def load(self, name: str) -> Profile:
+        path = self.path_for(name)
+        if path is None:
+            raise ProfileError(f"no profile named '{name}'; /profile list shows the available ones")
+        return read_profile(path, name)
+
+    def save(self, name: str, config: ProviderConfig, settings: Settings, description: str | None = None) -> Path:
+        profile = validated(lambda: Profile.from_session(name, config, settings, description), f"profile '{name}'")
+        return self.write(profile)
+
+    def write(self, profile: Profile) -> Path:
+        """Write ``profile`` as a user profile, refusing anything that looks like a key."""
+        data = profile_to_toml(profile)
+        for field, value in _strings(data):
+            if looks_like_key(value):
+                raise ProfileError(
+                    f"refusing to save profile '{profile.name}': {field} looks like an API key; "
+                    "put the key in an environment variable and name it with api_key_env"
+                )
+        path = self.user_dir / f"{profile.name}.toml"
+        write_private(path, HEADER + tomli_w.dumps(data))
+        return path
+
+    def list(self) -> list[ProfileEntry]:
+        """User and shipped profiles by name, user first; broken files are listed with their problem."""
+        entries: list[ProfileEntry] = []
+        user_names = {p.stem for p in _toml_files(self.user_dir)}
+        for source, folder in (("user", self.user_dir), ("shipped", self.shipped_dir)):
+            for path in _toml_files(folder):
+                shadowed = source == "shipped" and path.stem in user_names
+                try:
+                    profile = read_profile(path, path.stem)
+                except ProfileError as err:
+                    entries.append(ProfileEntry(path.stem, source, path, None, None, shadowed, str(err)))
+                else:
+                    entries.append(ProfileEntry(path.stem, source, path, profile.provider, profile.model, shadowed))
+        return sorted(entries, key=lambda e: (e.name, e.source != "user"))
+
+    def names(self) -> list[str]:
+        return sorted({e.name for e in self.list()})
+
+    def delete(self, name: str) -> Path:
+        path = self.user_dir / f"{check_name(name)}.toml"
+        if path.is_file():
+            path.unlink()
+            return path
+        if (self.shipped_dir / f"{name}.toml").is_file():
+            raise ProfileError(f"'{name}' is a shipped profile; only user profiles can be deleted")
+        raise ProfileError(f"no user profile named '{name}'")
+
+
+def read_profile(path: Path, name: str) -> Profile:
+    """Parse and validate one profile file; every error names the file and the line or key."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ProfileError(f"{path}: {_toml_message(err, text)}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ProfileError(f"{path}: cannot read ({err})") from None
+    warnings: list[str] = []
+    for key in data:
+        if key not in FIELDS and key != "name":
+            warnings.append(f"{path}: unknown key '{key}' ignored{_field_hint(key)}")
+    for field in ("provider", "model"):
+        if field not in data:
+            raise ProfileError(f"{path}: missing '{field}'")
+    for field in FIELDS[:-1]:
+        if field in data and not isinstance(data[field], str):
+            raise ProfileError(f"{path}{_line_of(text, field)}: '{field}' must be a string")
+    raw_settings = data.get("settings", {})
+    if not isinstance(raw_settings, dict):
+        raise ProfileError(f"{path}: 'settings' must be a table ([settings])")
+    settings: dict[str, Any] = {}
+    for key, value in _flatten(raw_settings).items():
+        try:
+            spec = spec_for(key)
+        except SettingError as err:
+            warnings.append(f"{path}: {err}; ignored")
+            continue
+        try:
+            settings[spec.key] = parse_value(spec, value)
+        except SettingError as err:
+            raise ProfileError(f"{path}{_line_of(text, key.rsplit('.', 1)[-1])}: {err}") from None
+    for field, value in _strings(data):
+        if looks_like_key(value):
+            warnings.append(f"{path}: {field} looks like an API key; keys belong in the environment variable named by api_key_env")
+    fields = {k: data[k] for k in FIELDS[:-1] if k in data}
+    return validated(lambda: Profile(name=name, settings=settings, warnings=tuple(warnings), **fields), str(path))
+
+
+def profile_to_toml(profile: Profile) -> dict[str, Any]:
+    """The TOML document for ``profile``: fields, then ``[settings]`` nested by dotted key."""
+    data: dict[str, Any] = {"provider": profile.provider, "model": profile.model}
+    for field in ("base_url", "api_key_env", "description"):
+        value = getattr(profile, field)
+        if value is not None:
+            data[field] = value
+    settings: dict[str, Any] = {}
+    for key, value in profile.settings.items():
+        if value is None:  # None is the default of every optional key and TOML has no null
+            continue
+        *parents, leaf = key.split(".")
+        table = settings
+        for part in parents:
+            table = table.setdefault(part, {})
+        table[leaf] = list(value) if isinstance(value, tuple) else value
+    if settings:
+        data["settings"] = settings
+    return data
+
+
+class AppConfig(BaseModel):
+    """``config.toml``: the default profile and theme. Unknown keys are kept, and reported."""
+
+    model_config = ConfigDict(extra="allow")
+
+    default_profile: str | None = None
+    theme: str | None = None
+
+    @property
+    def unknown_keys(self) -> list[str]:
+        return sorted(self.model_extra or {})
+
+
+def app_config_path(config_dir: Path | None = None) -> Path:
+    return (config_dir or default_config_dir()) / "config.toml"
+
+
+def load_app_config(config_dir: Path | None = None) -> AppConfig:
+    """Read ``config.toml``; a missing file is the empty config, a broken one a ``ProfileError``."""
+    path = app_config_path(config_dir)
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except FileNotFoundError:
+        return AppConfig()
+    except tomllib.TOMLDecodeError as err:
+        raise ProfileError(f"{path}: {_toml_message(err, text)}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ProfileError(f"{path}: cannot read ({err})") from None
+    return validated(lambda: AppConfig(**data), str(path))
+
+
+def save_app_config(config: AppConfig, config_dir: Path | None = None) -> Path:
+    path = app_config_path(config_dir)
+    data = {k: v for k, v in config.model_dump().items() if v is not None}
+    write_private(path, tomli_w.dumps(data))
+    return path
+
+
+def update_app_config(config_dir: Path | None = None, **changes: Any) -> AppConfig:
+    """Change some keys of ``config.toml`` and keep the rest (e.g. the UI saving a theme)."""
+    config = load_app_config(config_dir).model_copy(update=changes)
+    save_app_config(config, config_dir)
+    return config
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` atomically with mode 0600 in a 0700 folder: a reader sees the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path.parent, 0o700)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, 0o600)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def validated(build: Any, where: str) -> Any:
+    """Run a pydantic constructor, turning its errors into one ``ProfileError`` line."""
+    from pydantic import ValidationError
+
+    try:
+        return build()
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise ProfileError(f"{where}: {loc}: {message}" if loc else f"{where}: {message}") from None
+    except SettingError as err:
+        raise ProfileError(f"{where}: {err}") from None
+
+
+def _toml_message(err: tomllib.TOMLDecodeError, text: str) -> str:
+    """tomllib's message, with the last line named when it only says "end of document"."""
+    message = str(err)
+    if "(at end of document)" in message:
+        message = message.replace("(at end of document)", f"(at end of document, line {len(text.splitlines())})")
+    return message
+
+
+def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"reasoning": {"effort": "high"}}`` → ``{"reasoning.effort": "high"}``."""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        full = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flatten(value, f"{full}."))
+        else:
+            out[full] = value
+    return out
+
+
+def _strings(data: Any, where: str = "") -> list[tuple[str, str]]:
+    """Every string in a TOML document with its dotted location."""
+    if isinstance(data, str):
+        return [(where, data)]
+    if isinstance(data, dict):
+        return [hit for k, v in data.items() for hit in _strings(v, f"{where}.{k}" if where else str(k))]
+    if isinstance(data, list):
+        return [hit for item in data for hit in _strings(item, where)]
+    return []
+
+
+def _line_of(text: str, key: str) -> str:
+    """`` (line N)`` for the first line assigning ``key``, so errors point at the spot."""
+    pattern = re.compile(rf'^\s*(?:"{re.escape(key)}"|{re.escape(key)}|[\w."-]*\.{re.escape(key)})\s*=')
+    for number, line in enumerate(text.splitlines(), start=1):
+        if pattern.match(line):
+            return f" (line {number})"
+    return ""
+
+
+def _field_hint(key: str) -> str:
+    try:
+        spec = spec_for(key)
+    except SettingError:
+        near = closest(key, list(FIELDS))
+        return f"; did you mean {near[0]}?" if near else ""
+    return f"; settings go under [settings] ({spec.key})"
+
+
+def _toml_files(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.toml")) if folder.is_dir() else []

@@ -1,0 +1,323 @@
+"""Anthropic Messages API: extended thinking with signatures, redacted thinking, tools.
+
+Thinking is asked for with ``thinking: {type: enabled, budget_tokens}``; the
+budget must be at least 1024 and below ``max_tokens``, so ``max_tokens`` is
+raised when it can be and the request is refused (never sent) when it cannot.
+Signed thinking goes back natively only to the model that signed it (see
+``thinking_back``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.core.events import (
+    RedactedThinking,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingEnd,
+    ThinkingSignature,
+    ToolCallDelta,
+    UsageEvent,
+)
+from tractui.core.settings import Settings
+from tractui.providers.base import Provider, RequestError
+from tractui.providers.errors import describe_error_payload, make_error
+from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
+
+API_VERSION = "2023-06-01"
+INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+MIN_BUDGET = 1024
+DEFAULT_MAX_TOKENS = 8192
+ANSWER_ROOM = 4096  # tokens left for the answer when max_tokens is raised above the budget
+EFFORT_BUDGET = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768, "max": 32768}
+TEMPERATURE_NOTICE = "temperature is not sent while thinking is on (Anthropic requires its default with thinking)"
+
+_TOOL_USE = "tool_use"
+
+
+# -- request ------------------------------------------------------------------
+@dataclass(frozen=True)
+class ThinkingPlan:
+    """What the settings ask of the API: the budget (None = thinking off) and max_tokens."""
+
+    budget: int | None
+    max_tokens: int
+
+
+def thinking_budget(settings: Settings) -> int | None:
+    """The thinking budget the settings ask for, or None when thinking is off."""
+    if not settings.get("reasoning.enabled"):
+        return None
+    budget = settings.get("reasoning.maxTokens")
+    if budget is not None:
+        return int(budget) if budget > 0 else None
+    effort = settings.get("reasoning.effort")
+    return EFFORT_BUDGET.get(effort) if effort else None
+
+
+def plan_thinking(settings: Settings) -> ThinkingPlan:
+    """Apply the budget rule; raises ``RequestError`` for a request the API would reject."""
+    user_max = settings.get("max-tokens")
+    cap = settings.get("max-output")
+    max_tokens = int(user_max or cap or DEFAULT_MAX_TOKENS)
+    budget = thinking_budget(settings)
+    if budget is None:
+        return ThinkingPlan(None, max_tokens)
+    if budget < MIN_BUDGET:
+        raise RequestError(f"reasoning.maxTokens is {budget}: Anthropic needs a thinking budget of at least {MIN_BUDGET} tokens")
+    if budget >= max_tokens:
+        if cap is not None and budget >= cap:
+            raise RequestError(
+                f"reasoning.maxTokens ({budget}) must be below the model's max-output ({cap}): lower the budget or raise max-output"
+            )
+        max_tokens = budget + int(user_max or ANSWER_ROOM)
+        if cap is not None:
+            max_tokens = min(max_tokens, int(cap))
+    return ThinkingPlan(budget, max_tokens)
+
+
+def _tool_input(arguments: str) -> Any:
+    """The model's raw JSON arguments as an object (``""`` is a call without arguments)."""
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return {"_raw": arguments}
+    return value if isinstance(value, dict) else {"_value": value}
+
+
+def _assistant_blocks(content: Content, native_ok: bool, settings: Settings) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for block in content.blocks:
+        if isinstance(block, TextBlock):
+            if block.text:
+                out.append({"type": "text", "text": block.text})
+        elif isinstance(block, ThinkingBlock):
+            route = route_thinking(block, native_ok and (block.is_hidden or bool(block.signature)), settings)
+            if route == "native":
+                if block.is_hidden:
+                    out.append({"type": "redacted_thinking", "data": block.provider_metadata.get("data", "")})
+                else:
+                    out.append({"type": "thinking", "thinking": block.thought, "signature": block.signature})
+            elif route == "text":
+                out.append({"type": "text", "text": thinking_as_text(block)})
+        elif isinstance(block, ToolCallBlock):
+            # server tools (web search, code execution, MCP) ran on Anthropic's side: their calls
+            # and results stay in our history but are not replayed
+            if block.provider_metadata.get("anthropic_type", _TOOL_USE) == _TOOL_USE:
+                out.append({"type": "tool_use", "id": block.id, "name": block.name, "input": _tool_input(block.arguments)})
+    return out
+
+
+def _user_blocks(content: Content) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for block in content.blocks:
+        if isinstance(block, TextBlock) and block.text:
+            out.append({"type": "text", "text": block.text})
+        elif isinstance(block, ToolResultBlock):
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_call_id, "content": block.content}
+            if block.is_error:
+                result["is_error"] = True
+            out.append(result)
+    return out
+
+
+def build_messages(messages: list[Content], model: str, settings: Settings) -> tuple[list[dict[str, Any]], list[str]]:
+    """Anthropic ``messages`` and the system texts found in the history.
+
+    Consecutive messages of one role are merged and empty ones skipped, since
+    the API rejects empty content and expects alternating roles.
+    """
+    out: list[dict[str, Any]] = []
+    system: list[str] = []
+    for content in messages:
+        if content.speaker == "system":
+            system.append(content.text)
+            continue
+        if content.speaker == "ai":
+            role = "assistant"
+            blocks = _assistant_blocks(content, same_origin(content, AnthropicProvider.name, model), settings)
+        else:
+            role = "user"
+            blocks = _user_blocks(content)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+    return out, system
+
+
+# -- stream -------------------------------------------------------------------
+def normalise_usage(raw: dict[str, Any]) -> Usage:
+    """Anthropic counts cache reads and writes beside ``input_tokens``; ours includes them."""
+    cached = int(raw.get("cache_read_input_tokens") or 0)
+    written = int(raw.get("cache_creation_input_tokens") or 0)
+    details = raw.get("output_tokens_details") or {}
+    return Usage(
+        input_tokens=int(raw.get("input_tokens") or 0) + cached + written,
+        output_tokens=int(raw.get("output_tokens") or 0),
+        reasoning_tokens=int(details.get("thinking_tokens") or 0),
+        cached_input_tokens=cached,
+        cache_write_tokens=written,
+    )
+
+
+@dataclass
+class AnthropicParser:
+    """Messages API SSE events to stream events. One instance per response."""
+
+    finish_reason: str | None = None
+    response_model: str | None = None
+    _usage: dict[str, Any] = field(default_factory=dict)
+    _kinds: dict[int, str] = field(default_factory=dict)  # block index -> block type
+    _tools: dict[str, int] = field(default_factory=dict)  # tool id -> block index
+    _thought: set[int] = field(default_factory=set)  # thinking blocks that streamed text
+
+    def feed(self, event: str, data: str) -> list[StreamEvent]:
+        payload = json.loads(data)
+        if not isinstance(payload, dict):
+            raise ValueError("not an event object")
+        kind = payload.get("type") or event
+        handler = _HANDLERS.get(kind)
+        return handler(self, payload) if handler else []
+
+    def close(self) -> list[StreamEvent]:
+        return []
+
+    # -- handlers -------------------------------------------------------------
+    def _message_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        message = payload.get("message") or {}
+        self.response_model = message.get("model") or self.response_model
+        return self._merge_usage(message.get("usage"))
+
+    def _merge_usage(self, usage: Any) -> list[StreamEvent]:
+        if not isinstance(usage, dict):
+            return []
+        self._usage.update({k: v for k, v in usage.items() if v is not None})
+        return [UsageEvent(normalise_usage(self._usage))]
+
+    def _block_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        index = int(payload.get("index", 0))
+        block = payload.get("content_block") or {}
+        kind = str(block.get("type", ""))
+        self._kinds[index] = kind
+        if kind == "thinking":
+            if not block.get("thinking"):
+                return []
+            self._thought.add(index)
+            return [ThinkingDelta(block["thinking"], "thinking")]
+        if kind == "redacted_thinking":
+            return [RedactedThinking(str(block.get("data", "")), "thinking")]
+        if kind == "text":
+            return [TextDelta(block["text"])] if block.get("text") else []
+        if "id" in block and "name" in block:  # tool_use, server_tool_use, mcp_tool_use
+            self._tools[str(block["id"])] = index
+            meta: dict[str, Any] = {"anthropic_type": kind}
+            if block.get("server_name"):
+                meta["server_name"] = block["server_name"]
+            events: list[StreamEvent] = [ToolCallDelta(index, id=str(block["id"]), name=str(block["name"]), metadata=meta)]
+            if block.get("input"):
+                events.append(ToolCallDelta(index, arguments=json.dumps(block["input"])))
+            return events
+        owner = self._tools.get(str(block.get("tool_use_id", "")))
+        if owner is not None:  # a server tool's result: kept with its call, never lost
+            return [ToolCallDelta(owner, metadata={"anthropic_result": block})]
+        return []
+
+    def _block_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        index = int(payload.get("index", 0))
+        delta = payload.get("delta") or {}
+        kind = delta.get("type")
+        if kind == "thinking_delta":
+            text = delta.get("thinking") or ""
+            if not text:
+                return []
+            self._thought.add(index)
+            return [ThinkingDelta(text, "thinking")]
+        if kind == "text_delta":
+            text = delta.get("text") or ""
+            return [TextDelta(text)] if text else []
+        if kind == "signature_delta":
+            # a block with no visible thought (display omitted) starts its own thinking block
+            meta = {} if index in self._thought else {"source_field": "thinking"}
+            return [ThinkingSignature(delta.get("signature") or "", meta)]
+        if kind == "input_json_delta":
+            partial = delta.get("partial_json") or ""
+            return [ToolCallDelta(index, arguments=partial)] if partial else []
+        return []
+
+    def _block_stop(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        kind = self._kinds.get(int(payload.get("index", 0)))
+        return [ThinkingEnd()] if kind == "thinking" else []
+
+    def _message_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        delta = payload.get("delta") or {}
+        if delta.get("stop_reason"):
+            self.finish_reason = delta["stop_reason"]
+        return self._merge_usage(payload.get("usage"))
+
+    def _error(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        message, code = describe_error_payload(payload)
+        return [make_error(None, message, code)]
+
+
+_HANDLERS = {
+    "message_start": AnthropicParser._message_start,
+    "content_block_start": AnthropicParser._block_start,
+    "content_block_delta": AnthropicParser._block_delta,
+    "content_block_stop": AnthropicParser._block_stop,
+    "message_delta": AnthropicParser._message_delta,
+    "error": AnthropicParser._error,
+}
+
+
+# -- provider -----------------------------------------------------------------
+class AnthropicProvider(Provider):
+    """POST {base_url}/v1/messages with ``stream: true``."""
+
+    name: ClassVar[str] = "anthropic"
+    default_base_url: ClassVar[str] = "https://api.anthropic.com"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._temperature_noted = False
+
+    def url(self, settings: Settings) -> str:
+        return f"{self.base_url}/v1/messages"
+
+    def auth_headers(self, key: str | None) -> dict[str, str]:
+        headers = {"anthropic-version": API_VERSION}
+        if key:
+            headers["x-api-key"] = key
+        return headers
+
+    def extra_headers(self, settings: Settings) -> dict[str, str]:
+        return {"anthropic-beta": INTERLEAVED_BETA} if thinking_budget(settings) is not None else {}
+
+    def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
+        plan = plan_thinking(settings)
+        converted, system_texts = build_messages(messages, self.config.model, settings)
+        body: dict[str, Any] = {"model": self.config.model, "max_tokens": plan.max_tokens, "messages": converted, "stream": True}
+        prompt = "\n\n".join(t for t in [system or settings.get("system-prompt") or "", *system_texts] if t)
+        if prompt:
+            body["system"] = prompt
+        if plan.budget is not None:
+            body["thinking"] = {"type": "enabled", "budget_tokens": plan.budget}
+        elif settings.get("temperature") is not None:
+            body["temperature"] = settings.get("temperature")
+        return body
+
+    def notices(self, settings: Settings) -> list[str]:
+        if self._temperature_noted or settings.get("temperature") is None or thinking_budget(settings) is None:
+            return []
+        self._temperature_noted = True
+        return [TEMPERATURE_NOTICE]
+
+    def new_parser(self, settings: Settings) -> AnthropicParser:
+        return AnthropicParser()

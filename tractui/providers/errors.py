@@ -1,0 +1,119 @@
+"""Turn provider error answers into one precise line and an error kind.
+
+Every provider words its errors differently (OpenAI ``{"error": {...}}`` with a
+string ``code``, OpenRouter an integer ``code`` and the real reason in
+``metadata.raw``, Anthropic ``{"type": "error", "error": {...}}``, Gemini a
+``status`` name, FastAPI servers ``detail``); the user gets one line either way,
+and the conversation loop gets a kind it can act on (``context_length`` starts
+compaction, ``rate_limit``/``server``/``overloaded`` are retried).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from tractui.core.events import ErrorKind, StreamError
+
+_CONTEXT = re.compile(
+    r"context[_ ]length|context window|maximum context|prompt is too long|too many tokens|"
+    r"input is too long|reduce the length|exceeds? the (?:model'?s? )?(?:maximum|max|context)|"
+    r"input token count|request too large|string too long",
+    re.IGNORECASE,
+)
+_MAX_LINE = 300
+
+
+def _first(obj: dict[str, Any], *keys: str) -> Any:
+    for key in keys:
+        value = obj.get(key)
+        if value not in (None, "", {}):
+            return value
+    return None
+
+
+def describe_error_payload(payload: Any) -> tuple[str, str]:
+    """``(message, code_or_type)`` from any provider's error JSON (already parsed)."""
+    if isinstance(payload, list) and payload:
+        payload = payload[0]
+    if not isinstance(payload, dict):
+        return (str(payload) if payload not in (None, "") else "", "")
+    err = payload.get("error", payload)
+    if isinstance(err, str):
+        return err, str(payload.get("type") or "")
+    if not isinstance(err, dict):
+        return str(err), ""
+    message = _first(err, "message", "detail", "msg")
+    if message is None:
+        message = _first(payload, "detail", "message")
+    if isinstance(message, (list, dict)):
+        message = json.dumps(message)
+    metadata = err.get("metadata")
+    raw = metadata.get("raw") if isinstance(metadata, dict) else None
+    if isinstance(raw, str) and raw.strip():
+        # OpenRouter: "Provider returned error" is useless; the upstream reason is in raw.
+        message = f"{message}: {raw.strip()}" if message else raw.strip()
+    code = _first(err, "type", "status", "code")
+    if isinstance(err.get("code"), str) and err.get("code") != code:
+        code = f"{code}/{err['code']}" if code else err["code"]
+    return str(message or ""), str(code or "")
+
+
+def one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= _MAX_LINE else line[: _MAX_LINE - 1] + "…"
+
+
+def parse_error_body(body: bytes | str) -> tuple[str, str, Any]:
+    """``(message, code, parsed_or_None)`` from a raw error body (JSON or text)."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    text = text.strip()
+    try:
+        parsed = json.loads(text) if text else None
+    except ValueError:
+        return one_line(text), "", None
+    message, code = describe_error_payload(parsed)
+    return one_line(message), code, parsed
+
+
+def classify(status: int | None, message: str, code: str = "") -> tuple[ErrorKind, bool]:
+    """Error kind and whether a retry may help."""
+    low = f"{code} {message}".lower()
+    if "insufficient_quota" in low or "billing" in low:
+        return "rate_limit", False
+    if _CONTEXT.search(low) or status == 413:
+        return "context_length", False
+    if "overloaded" in low or status == 529:
+        return "overloaded", True
+    if status in (401, 403) or "authentication" in low or "permission_denied" in low:
+        return "auth", False
+    if status == 429 or "rate_limit" in low or "resource_exhausted" in low:
+        return "rate_limit", True
+    if status == 404 or "not_found" in low:
+        return "not_found", False
+    if status is not None and (status >= 500 or status == 408):
+        return "server", True
+    return "bad_request", False
+
+
+def make_error(status: int | None, message: str, code: str = "", *, key_env: str | None = None) -> StreamError:
+    """The ``StreamError`` for an HTTP error answer or an error event inside a stream."""
+    kind, retryable = classify(status, message, code)
+    where = f"HTTP {status}" if status else "stream error"
+    detail = message or "no details given"
+    if code and code.lower() not in detail.lower():
+        detail = f"{detail} ({code})"
+    if kind == "auth":
+        hint = f"; check the key in {key_env}" if key_env else ""
+        text = f"authentication failed ({where}): {detail}{hint}"
+    elif kind == "context_length":
+        text = f"context too long ({where}): {detail}"
+    else:
+        text = f"{where}: {detail}"
+    return StreamError(kind=kind, message=one_line(text), status=status, retryable=retryable)
+
+
+def error_from_body(status: int, body: bytes, *, key_env: str | None = None) -> StreamError:
+    message, code, _ = parse_error_body(body)
+    return make_error(status, message, code, key_env=key_env)

@@ -1,0 +1,333 @@
+"""Google Gemini ``streamGenerateContent``: thought parts and thought signatures.
+
+Parts with ``thought: true`` are thinking. A ``thoughtSignature`` can sit on
+any part (a thought, the first answer text, a function call, a trailing empty
+text part); it is kept where it was and sent back in the same position, since
+Gemini 3 rejects a function call in the history without its signature.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.core.events import (
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingEnd,
+    ThinkingSignature,
+    ToolCallDelta,
+    UsageEvent,
+)
+from tractui.core.settings import Settings
+from tractui.providers.base import Provider
+from tractui.providers.errors import describe_error_payload, make_error
+from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
+
+EFFORT_LEVEL = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
+# Google's documented stand-in for a function call whose signature came from another model (Gemini 3)
+SKIP_SIGNATURE = "skip_thought_signature_validator"
+
+
+# -- request ------------------------------------------------------------------
+def thinking_config(settings: Settings) -> dict[str, Any] | None:
+    """``thinkingConfig`` from the settings: a budget (``maxTokens``) or a level (``effort``)."""
+    if not settings.get("reasoning.enabled"):
+        return None
+    budget = settings.get("reasoning.maxTokens")
+    effort = settings.get("reasoning.effort")
+    if budget == 0 or (budget is None and effort == "none"):
+        return {"thinkingBudget": 0}
+    config: dict[str, Any] = {"includeThoughts": True}
+    if budget is not None:
+        config["thinkingBudget"] = int(budget)
+    elif effort in EFFORT_LEVEL:
+        config["thinkingLevel"] = EFFORT_LEVEL[effort]
+    return config
+
+
+def _args(arguments: str) -> Any:
+    try:
+        value = json.loads(arguments) if arguments.strip() else {}
+    except ValueError:
+        return {"_raw": arguments}
+    return value if isinstance(value, dict) else {"_value": value}
+
+
+def _model_parts(content: Content, native_ok: bool, model: str, settings: Settings) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for block in content.blocks:
+        if isinstance(block, TextBlock):
+            if block.text:
+                parts.append({"text": block.text})
+        elif isinstance(block, ThinkingBlock):
+            route = route_thinking(block, native_ok, settings)
+            if route == "text":
+                parts.append({"text": thinking_as_text(block)})
+            elif route == "native":
+                _native_thought(parts, block)
+        elif isinstance(block, ToolCallBlock):
+            call: dict[str, Any] = {"name": block.name, "args": _args(block.arguments)}
+            if block.provider_metadata.get("gemini_id"):
+                call["id"] = block.provider_metadata["gemini_id"]
+            part: dict[str, Any] = {"functionCall": call}
+            signature = block.provider_metadata.get("thought_signature")
+            if native_ok and signature:
+                part["thoughtSignature"] = signature
+            elif not native_ok and "gemini-3" in model:
+                part["thoughtSignature"] = SKIP_SIGNATURE
+            parts.append(part)
+    return parts
+
+
+def _native_thought(parts: list[dict[str, Any]], block: ThinkingBlock) -> None:
+    """A thought part, or a bare signature put back on the part it came with."""
+    if block.thought:
+        part: dict[str, Any] = {"text": block.thought, "thought": True}
+        if block.signature:
+            part["thoughtSignature"] = block.signature
+        parts.append(part)
+        return
+    if not block.signature:
+        return
+    previous = parts[-1] if parts else None
+    if (
+        block.provider_metadata.get("gemini_part") == "text"
+        and previous is not None
+        and "text" in previous
+        and not previous.get("thought")
+        and "thoughtSignature" not in previous
+    ):
+        previous["thoughtSignature"] = block.signature
+    else:
+        parts.append({"text": "", "thoughtSignature": block.signature})
+
+
+def _user_parts(content: Content, call_names: dict[str, str]) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    for block in content.blocks:
+        if isinstance(block, TextBlock) and block.text:
+            parts.append({"text": block.text})
+        elif isinstance(block, ToolResultBlock):
+            key = "error" if block.is_error else "result"
+            response = {"name": call_names.get(block.tool_call_id, block.tool_call_id), "response": {key: block.content}}
+            parts.append({"functionResponse": response})
+    return parts
+
+
+def build_contents(messages: list[Content], model: str, settings: Settings) -> tuple[list[dict[str, Any]], list[str]]:
+    """Gemini ``contents`` (roles user/model, merged when consecutive) and the system texts."""
+    contents: list[dict[str, Any]] = []
+    system: list[str] = []
+    call_names: dict[str, str] = {}
+    for content in messages:
+        if content.speaker == "system":
+            system.append(content.text)
+            continue
+        if content.speaker == "ai":
+            role = "model"
+            call_names.update({c.id: c.name for c in content.tool_calls})
+            parts = _model_parts(content, same_origin(content, GeminiProvider.name, model), model, settings)
+        else:
+            role = "user"
+            parts = _user_parts(content, call_names)
+        if not parts:
+            continue
+        if contents and contents[-1]["role"] == role:
+            contents[-1]["parts"].extend(parts)
+        else:
+            contents.append({"role": role, "parts": parts})
+    return contents, system
+
+
+# -- stream -------------------------------------------------------------------
+def normalise_usage(meta: dict[str, Any]) -> Usage:
+    """Gemini counts thoughts beside candidates; ours counts them in output.
+
+    Input includes ``toolUsePromptTokenCount`` (what code execution fed back),
+    so input + output equals ``totalTokenCount``.
+    """
+    thoughts = int(meta.get("thoughtsTokenCount") or 0)
+    return Usage(
+        input_tokens=int(meta.get("promptTokenCount") or 0) + int(meta.get("toolUsePromptTokenCount") or 0),
+        output_tokens=int(meta.get("candidatesTokenCount") or 0) + thoughts,
+        reasoning_tokens=thoughts,
+        cached_input_tokens=int(meta.get("cachedContentTokenCount") or 0),
+    )
+
+
+def _set_path(target: dict[str, Any], path: str, value: Any, append: bool) -> None:
+    """Apply one streamed ``partialArgs`` entry (``$.a.b`` paths; strings arrive in pieces)."""
+    keys = [k for k in path.removeprefix("$").split(".") if k]
+    if not keys:
+        return
+    node = target
+    for key in keys[:-1]:
+        node = node.setdefault(key, {})
+    last = keys[-1]
+    if append and isinstance(node.get(last), str):
+        node[last] += value
+    else:
+        node[last] = value
+
+
+@dataclass
+class GeminiParser:
+    """``GenerateContentResponse`` chunks to stream events. One instance per response."""
+
+    finish_reason: str | None = None
+    response_model: str | None = None
+    _usage: dict[str, Any] | None = None
+    _thinking: bool = False
+    _tools: int = 0
+    _streamed_args: dict[str, Any] | None = None  # Vertex streamFunctionCallArguments in progress
+
+    def feed(self, event: str, data: str) -> list[StreamEvent]:
+        chunk = json.loads(data)
+        if not isinstance(chunk, dict):
+            raise ValueError("not a response object")
+        return self.feed_chunk(chunk)
+
+    def feed_chunk(self, chunk: dict[str, Any]) -> list[StreamEvent]:
+        if "error" in chunk:
+            message, code = describe_error_payload(chunk)
+            status = chunk["error"].get("code") if isinstance(chunk["error"], dict) else None
+            return [make_error(status if isinstance(status, int) else None, message, code)]
+        self.response_model = chunk.get("modelVersion") or self.response_model
+        usage = chunk.get("usageMetadata")
+        if isinstance(usage, dict) and any(k.endswith("TokenCount") for k in usage):
+            self._usage = usage
+        blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
+        if blocked:
+            return [StreamError(kind="bad_request", message=f"Gemini blocked the prompt ({blocked})")]
+        events: list[StreamEvent] = []
+        for candidate in chunk.get("candidates") or []:
+            if candidate.get("index", 0) != 0:
+                continue
+            for part in (candidate.get("content") or {}).get("parts") or []:
+                events.extend(self._part(part))
+            if candidate.get("finishReason"):
+                self.finish_reason = candidate["finishReason"]
+        return events
+
+    def _part(self, part: dict[str, Any]) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        signature = part.get("thoughtSignature")
+        if part.get("thought"):
+            self._thinking = True
+            if part.get("text"):
+                events.append(ThinkingDelta(part["text"], "thought"))
+            if signature:
+                events.append(ThinkingSignature(signature, {"gemini_part": "thought"}))
+            return events
+        if self._thinking:
+            self._thinking = False
+            events.append(ThinkingEnd())
+        if "functionCall" in part:
+            events.extend(self._function_call(part["functionCall"] or {}))
+            if signature:
+                events.append(ThinkingSignature(signature, {"target": "tool_call"}))
+            return events
+        text = part.get("text") or ""
+        if text:
+            events.append(TextDelta(text))
+        if signature:
+            where = "text" if text else "empty"
+            events.append(ThinkingSignature(signature, {"gemini_part": where}))
+        return events
+
+    def _function_call(self, call: dict[str, Any]) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        if call.get("name"):
+            self._tools += 1
+            meta = {"gemini_id": call["id"]} if call.get("id") else {}
+            call_id = call.get("id") or f"gemini_call_{self._tools}"
+            events.append(ToolCallDelta(self._tools - 1, id=call_id, name=call["name"], metadata=meta))
+            if "args" in call:
+                events.append(ToolCallDelta(self._tools - 1, arguments=json.dumps(call["args"], ensure_ascii=False)))
+            elif call.get("willContinue"):
+                self._streamed_args = {}
+        if self._streamed_args is not None:
+            for entry in call.get("partialArgs") or []:
+                value = next((entry[k] for k in ("stringValue", "numberValue", "boolValue") if k in entry), None)
+                _set_path(self._streamed_args, str(entry.get("jsonPath", "")), value, "stringValue" in entry)
+            if not call.get("willContinue") and not call.get("name"):
+                events.append(ToolCallDelta(self._tools - 1, arguments=json.dumps(self._streamed_args, ensure_ascii=False)))
+                self._streamed_args = None
+        return events
+
+    def close(self) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        if self._streamed_args is not None:  # cut before the terminator: keep what arrived
+            events.append(ToolCallDelta(self._tools - 1, arguments=json.dumps(self._streamed_args, ensure_ascii=False)))
+            self._streamed_args = None
+        if self._thinking:
+            self._thinking = False
+            events.append(ThinkingEnd())
+        if self._usage is not None:
+            events.append(UsageEvent(normalise_usage(self._usage)))
+        return events
+
+
+class JsonArrayReader:
+    """Incremental reader for ``streamGenerateContent`` without ``alt=sse``: one JSON array, element by element."""
+
+    def __init__(self) -> None:
+        self._buffer = ""
+        self._decoder = json.JSONDecoder()
+
+    def feed(self, text: str) -> list[dict[str, Any]]:
+        self._buffer += text
+        out: list[dict[str, Any]] = []
+        while True:
+            stripped = self._buffer.lstrip(" \t\r\n[,]")
+            if not stripped:
+                self._buffer = ""
+                return out
+            try:
+                value, end = self._decoder.raw_decode(stripped)
+            except ValueError:
+                self._buffer = stripped
+                return out
+            self._buffer = stripped[end:]
+            if isinstance(value, dict):
+                out.append(value)
+
+
+# -- provider -----------------------------------------------------------------
+class GeminiProvider(Provider):
+    """POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse."""
+
+    name: ClassVar[str] = "gemini"
+    default_base_url: ClassVar[str] = "https://generativelanguage.googleapis.com"
+
+    def url(self, settings: Settings) -> str:
+        return f"{self.base_url}/v1beta/models/{self.config.model}:streamGenerateContent?alt=sse"
+
+    def auth_headers(self, key: str | None) -> dict[str, str]:
+        return {"x-goog-api-key": key} if key else {}
+
+    def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
+        contents, system_texts = build_contents(messages, self.config.model, settings)
+        body: dict[str, Any] = {"contents": contents}
+        prompt = "\n\n".join(t for t in [system or settings.get("system-prompt") or "", *system_texts] if t)
+        if prompt:
+            body["systemInstruction"] = {"parts": [{"text": prompt}]}
+        generation: dict[str, Any] = {}
+        if settings.get("max-tokens") is not None:
+            generation["maxOutputTokens"] = settings.get("max-tokens")
+        if settings.get("temperature") is not None:
+            generation["temperature"] = settings.get("temperature")
+        thinking = thinking_config(settings)
+        if thinking is not None:
+            generation["thinkingConfig"] = thinking
+        if generation:
+            body["generationConfig"] = generation
+        return body
+
+    def new_parser(self, settings: Settings) -> GeminiParser:
+        return GeminiParser()

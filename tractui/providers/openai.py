@@ -1,0 +1,264 @@
+"""OpenAI-compatible Chat Completions: OpenAI, DeepSeek, Kimi, OpenRouter, Groq, xAI, vLLM, llama.cpp, Ollama.
+
+One protocol, many dialects. Thinking arrives in ``delta.reasoning_content``
+(DeepSeek, Qwen, Kimi, llama.cpp), ``delta.reasoning`` (OpenRouter, Groq,
+Ollama), OpenRouter's ``reasoning_details`` (often mirroring the plain field,
+so only one is rendered) or as ``<think>`` tags inside ``delta.content``.
+Usage may arrive in the finish chunk, a trailing ``choices: []`` chunk, twice,
+or only under ``x_groq``; the last one seen wins and is normalised once.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tractui.core.content import Content, TextBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.core.events import (
+    RedactedThinking,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingEnd,
+    ThinkingSignature,
+    ToolCallDelta,
+    UsageEvent,
+)
+from tractui.core.reasoning import thinking_to_reasoning_field
+from tractui.core.settings import Settings
+from tractui.core.tags import ThinkTagExtractor, tag_pairs
+from tractui.providers.base import Provider, StreamParser
+from tractui.providers.errors import describe_error_payload, make_error
+
+_loads = json.loads
+
+
+def normalise_usage(raw: dict[str, Any]) -> Usage:
+    """Chat Completions usage in our one meaning (input incl. cached, output incl. reasoning).
+
+    xAI reports ``completion_tokens`` without reasoning; it shows as
+    ``prompt + completion + reasoning == total``, and the reasoning is added back.
+    """
+    prompt = int(raw.get("prompt_tokens") or 0)
+    completion = int(raw.get("completion_tokens") or 0)
+    total = raw.get("total_tokens")
+    details = raw.get("completion_tokens_details") or {}
+    reasoning = int(details.get("reasoning_tokens") or raw.get("reasoning_tokens") or 0)
+    prompt_details = raw.get("prompt_tokens_details") or {}
+    cached = int(prompt_details.get("cached_tokens") or raw.get("prompt_cache_hit_tokens") or raw.get("cached_tokens") or 0)
+    cache_write = int(prompt_details.get("cache_write_tokens") or raw.get("cache_creation_input_tokens") or 0)
+    if reasoning and isinstance(total, int) and prompt + completion != total and prompt + completion + reasoning == total:
+        completion += reasoning
+    return Usage(
+        input_tokens=prompt,
+        output_tokens=completion,
+        reasoning_tokens=reasoning,
+        cached_input_tokens=cached,
+        cache_write_tokens=cache_write,
+    )
+
+
+class ChatCompletionsParser:
+    """One response stream's state: open thinking, tag extractor, last usage, finish reason."""
+
+    __slots__ = ("finish_reason", "response_model", "_extractor", "_field_open", "_usage")
+
+    def __init__(self, settings: Settings) -> None:
+        self.finish_reason: str | None = None
+        self.response_model: str | None = None
+        self._extractor = ThinkTagExtractor(
+            tag_pairs(settings.get("reasoning.tags")),
+            anywhere=bool(settings.get("reasoning.tagsAnywhere")),
+            starts_in_thinking=bool(settings.get("reasoning.startsInThinking")),
+        )
+        self._field_open = False  # thinking from a reasoning field is being streamed
+        self._usage: dict[str, Any] | None = None
+
+    def feed(self, event: str, data: str) -> list[StreamEvent]:
+        obj = _loads(data)
+        if type(obj) is not dict:
+            raise ValueError("chunk is not a JSON object")
+        choices = obj.get("choices")
+        if choices and type(choices) is list:
+            choice = choices[0]
+            delta = choice.get("delta")
+            out = self._delta(delta) if delta else []
+            reason = choice.get("finish_reason")
+            if reason:
+                self.finish_reason = reason
+            if "usage" in choice and choice["usage"]:
+                self._usage = choice["usage"]  # Moonshot puts usage inside the choice
+        else:
+            out = []
+        if self.response_model is None:
+            self.response_model = obj.get("model") or None
+        usage = obj.get("usage")
+        if usage:
+            self._usage = usage
+        else:
+            groq = obj.get("x_groq")
+            if groq and groq.get("usage"):
+                self._usage = groq["usage"]
+        if event == "error" or obj.get("error"):
+            out.append(self._error(obj))
+        return out
+
+    def _delta(self, delta: dict[str, Any]) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        plain = delta.get("reasoning_content")
+        source = "reasoning_content"
+        if not plain:
+            plain = delta.get("reasoning")
+            source = "reasoning"
+        if plain and type(plain) is str:
+            self._field_open = True
+            out.append(ThinkingDelta(plain, source))
+        details = delta.get("reasoning_details")
+        if details:
+            self._details(details, bool(plain), out)
+        content = delta.get("content")
+        if content:
+            if self._field_open:
+                out.append(ThinkingEnd())
+                self._field_open = False
+            out.extend(self._extractor.feed(content))
+        calls = delta.get("tool_calls")
+        if calls:
+            if self._field_open:
+                out.append(ThinkingEnd())
+                self._field_open = False
+            for position, call in enumerate(calls):
+                function = call.get("function") or {}
+                index = call.get("index")
+                out.append(
+                    ToolCallDelta(
+                        index=position if index is None else index,
+                        id=call.get("id") or None,
+                        name=function.get("name") or None,
+                        arguments=function.get("arguments") or "",
+                    )
+                )
+        return out
+
+    def _details(self, details: list[dict[str, Any]], mirrored: bool, out: list[StreamEvent]) -> None:
+        """OpenRouter ``reasoning_details``: text only when no plain field carried it; opaque parts kept."""
+        for item in details:
+            kind = item.get("type")
+            meta = {k: item[k] for k in ("type", "id", "format", "index") if item.get(k) is not None}
+            if kind == "reasoning.encrypted":
+                if item.get("data"):
+                    out.append(RedactedThinking(item["data"], "reasoning", meta))
+                continue
+            text = item.get("text") or item.get("summary")
+            if text and not mirrored:
+                self._field_open = True
+                out.append(ThinkingDelta(text, "reasoning" if kind != "reasoning.summary" else "summary"))
+            if item.get("signature"):
+                out.append(ThinkingSignature(item["signature"], meta))
+
+    def _error(self, obj: dict[str, Any]) -> StreamError:
+        err = obj.get("error") or obj
+        status = None
+        if isinstance(err, dict):
+            for key in ("status_code", "status", "code"):
+                value = err.get(key)
+                if isinstance(value, int):
+                    status = value
+                    break
+        message, code = describe_error_payload(obj)
+        return make_error(status, message, code)
+
+    def close(self) -> list[StreamEvent]:
+        out: list[StreamEvent] = list(self._extractor.close())
+        if self._field_open:
+            out.append(ThinkingEnd())
+            self._field_open = False
+        if self._usage is not None:
+            out.append(UsageEvent(normalise_usage(self._usage)))
+            self._usage = None
+        return out
+
+
+class OpenAIChatProvider(Provider):
+    """``POST {base_url}/chat/completions`` with ``stream: true``."""
+
+    name = "openai"
+    default_base_url = "https://api.openai.com/v1"
+
+    def url(self, settings: Settings) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def new_parser(self, settings: Settings) -> StreamParser:
+        return ChatCompletionsParser(settings)
+
+    def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": self._messages(messages, settings, system),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        self._reasoning_params(body, settings)
+        max_tokens = settings.get("max-tokens")
+        if max_tokens is not None:
+            # api.openai.com refuses max_tokens for reasoning models; others only know max_tokens.
+            body["max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens"] = max_tokens
+        temperature = settings.get("temperature")
+        if temperature is not None:
+            body["temperature"] = temperature
+        return body
+
+    def _reasoning_params(self, body: dict[str, Any], settings: Settings) -> None:
+        if not settings.get("reasoning.enabled"):
+            return
+        effort = settings.get("reasoning.effort")
+        budget = settings.get("reasoning.maxTokens")
+        if "openrouter.ai" in self.base_url:
+            if budget is not None:
+                body["reasoning"] = {"max_tokens": budget}
+            elif effort is not None:
+                body["reasoning"] = {"effort": effort}
+            return
+        if effort is not None:
+            body["reasoning_effort"] = effort
+        if budget is not None and "dashscope" in self.base_url:
+            body["enable_thinking"] = True
+            body["thinking_budget"] = budget
+
+    def _messages(self, messages: list[Content], settings: Settings, system: str | None) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if system:
+            out.append({"role": "system", "content": system})
+        send_field = bool(settings.get("reasoning.includeInContext")) and settings.get("reasoning.format") == "field"
+        field_name = settings.get("reasoning.fieldName") or "reasoning_content"
+        for message in messages:
+            if message.speaker == "system":
+                out.append({"role": "system", "content": message.text})
+            elif message.speaker == "human":
+                out.append({"role": "user", "content": message.text})
+            elif message.speaker == "tool":
+                out.extend(
+                    {"role": "tool", "tool_call_id": b.tool_call_id, "content": b.content}
+                    for b in message.blocks
+                    if isinstance(b, ToolResultBlock)
+                )
+            else:
+                out.append(self._assistant(message, field_name if send_field else None))
+        return out
+
+    @staticmethod
+    def _assistant(message: Content, field_name: str | None) -> dict[str, Any]:
+        calls = [b for b in message.blocks if isinstance(b, ToolCallBlock)]
+        text = "".join(b.text for b in message.blocks if isinstance(b, TextBlock))
+        entry: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
+        if field_name:
+            # Signed or foreign thinking goes as plain text: this field carries no signature.
+            thought = thinking_to_reasoning_field(message)
+            if thought:
+                entry[field_name] = thought
+        if calls:
+            entry["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}} for c in calls
+            ]
+        return entry

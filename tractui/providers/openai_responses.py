@@ -1,0 +1,291 @@
+"""OpenAI Responses API: reasoning summaries, encrypted reasoning kept opaque.
+
+Requests are stateless (``store: false``) and ask for
+``reasoning.encrypted_content``, so each reasoning item comes back with an
+opaque payload that is re-sent as an input item on later turns: the model
+sees its own reasoning again without the server keeping anything.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.core.events import (
+    StreamEvent,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingEnd,
+    ThinkingSignature,
+    ToolCallDelta,
+    UsageEvent,
+)
+from tractui.core.settings import Settings
+from tractui.providers.base import Provider
+from tractui.providers.errors import describe_error_payload, make_error
+from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
+
+SUMMARY_SEPARATOR = "\n\n"  # summary parts are separate paragraphs
+TEMPERATURE_NOTICE = "temperature is not sent while reasoning is on (OpenAI reasoning models reject it)"
+
+
+# -- request ------------------------------------------------------------------
+def reasoning_param(settings: Settings) -> dict[str, Any] | None:
+    if not settings.get("reasoning.enabled"):
+        return None
+    param: dict[str, Any] = {}
+    if settings.get("reasoning.effort"):
+        param["effort"] = settings.get("reasoning.effort")
+    if settings.get("reasoning.summary") != "none":
+        param["summary"] = settings.get("reasoning.summary")
+    return param
+
+
+def _reasoning_item(block: ThinkingBlock) -> dict[str, Any]:
+    meta = block.provider_metadata
+    item: dict[str, Any] = {"type": "reasoning", "encrypted_content": meta["encrypted_content"]}
+    if meta.get("item_id"):
+        item["id"] = meta["item_id"]
+    item["summary"] = [{"type": "summary_text", "text": block.thought}] if block.thought else []
+    return item
+
+
+def _assistant_items(content: Content, native_ok: bool, settings: Settings) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    texts: list[dict[str, Any]] = []
+
+    def flush() -> None:
+        if texts:
+            items.append({"type": "message", "role": "assistant", "content": list(texts)})
+            texts.clear()
+
+    for block in content.blocks:
+        if isinstance(block, TextBlock):
+            if block.text:
+                texts.append({"type": "output_text", "text": block.text})
+        elif isinstance(block, ThinkingBlock):
+            signed = native_ok and bool(block.provider_metadata.get("encrypted_content"))
+            route = route_thinking(block, signed, settings)
+            if route == "native":
+                flush()
+                items.append(_reasoning_item(block))
+            elif route == "text":
+                texts.append({"type": "output_text", "text": thinking_as_text(block)})
+        elif isinstance(block, ToolCallBlock):
+            flush()
+            items.append({"type": "function_call", "call_id": block.id, "name": block.name, "arguments": block.arguments or "{}"})
+    flush()
+    return items
+
+
+def build_input(messages: list[Content], model: str, settings: Settings) -> tuple[list[dict[str, Any]], list[str]]:
+    """Responses ``input`` items and the system texts found in the history."""
+    items: list[dict[str, Any]] = []
+    system: list[str] = []
+    for content in messages:
+        if content.speaker == "system":
+            system.append(content.text)
+        elif content.speaker == "ai":
+            items.extend(_assistant_items(content, same_origin(content, OpenAIResponsesProvider.name, model), settings))
+        else:
+            parts = [{"type": "input_text", "text": b.text} for b in content.blocks if isinstance(b, TextBlock) and b.text]
+            if parts:
+                items.append({"role": "user", "content": parts})
+            for block in content.blocks:
+                if isinstance(block, ToolResultBlock):
+                    items.append({"type": "function_call_output", "call_id": block.tool_call_id, "output": block.content})
+    return items, system
+
+
+# -- stream -------------------------------------------------------------------
+def normalise_usage(raw: dict[str, Any]) -> Usage:
+    """Responses usage already has our meaning: cached inside input, reasoning inside output."""
+    return Usage(
+        input_tokens=int(raw.get("input_tokens") or 0),
+        output_tokens=int(raw.get("output_tokens") or 0),
+        reasoning_tokens=int((raw.get("output_tokens_details") or {}).get("reasoning_tokens") or 0),
+        cached_input_tokens=int((raw.get("input_tokens_details") or {}).get("cached_tokens") or 0),
+    )
+
+
+@dataclass
+class _ReasoningItem:
+    summary_parts: int = 0
+    wrote: bool = False  # any thinking text emitted for this item
+
+
+@dataclass
+class ResponsesParser:
+    """Responses API stream events to stream events. One instance per response."""
+
+    finish_reason: str | None = None
+    response_model: str | None = None
+    _reasoning: dict[str, _ReasoningItem] = field(default_factory=dict)  # item id -> state
+    _calls: dict[str, int] = field(default_factory=dict)  # function_call item id -> tool index
+    _call_args: set[str] = field(default_factory=set)  # calls whose arguments streamed
+    _failed: bool = False
+
+    def feed(self, event: str, data: str) -> list[StreamEvent]:
+        payload = json.loads(data)
+        if not isinstance(payload, dict):
+            raise ValueError("not an event object")
+        kind = str(payload.get("type") or event)
+        handler = _HANDLERS.get(kind)
+        return handler(self, payload) if handler else []
+
+    def close(self) -> list[StreamEvent]:
+        return []
+
+    def _item(self, payload: dict[str, Any]) -> _ReasoningItem:
+        return self._reasoning.setdefault(str(payload.get("item_id", "")), _ReasoningItem())
+
+    # -- handlers -------------------------------------------------------------
+    def _created(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        self.response_model = (payload.get("response") or {}).get("model") or self.response_model
+        return []
+
+    def _item_added(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        item = payload.get("item") or {}
+        if item.get("type") == "reasoning":
+            self._reasoning.setdefault(str(item.get("id", "")), _ReasoningItem())
+        elif item.get("type") == "function_call":
+            index = len(self._calls)
+            self._calls[str(item.get("id", ""))] = index
+            meta = {"item_id": item["id"]} if item.get("id") else {}
+            call_id = str(item.get("call_id") or item.get("id") or f"call_{index}")
+            return [ToolCallDelta(index, id=call_id, name=str(item.get("name", "")), metadata=meta)]
+        return []
+
+    def _summary_part(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        state = self._item(payload)
+        state.summary_parts += 1
+        if state.summary_parts > 1 and state.wrote:
+            return [ThinkingDelta(SUMMARY_SEPARATOR, "summary")]
+        return []
+
+    def _summary_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        text = payload.get("delta") or ""
+        if not text:
+            return []
+        state = self._item(payload)
+        state.summary_parts = max(state.summary_parts, 1)
+        state.wrote = True
+        return [ThinkingDelta(text, "summary")]
+
+    def _reasoning_text_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        text = payload.get("delta") or ""
+        state = self._item(payload)
+        if not text or state.summary_parts:  # raw reasoning only stands in when there is no summary
+            return []
+        state.wrote = True
+        return [ThinkingDelta(text, "reasoning")]
+
+    def _text_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        text = payload.get("delta") or ""
+        return [TextDelta(text)] if text else []
+
+    def _args_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        item_id = str(payload.get("item_id", ""))
+        index = self._calls.get(item_id)
+        if index is None or not payload.get("delta"):
+            return []
+        self._call_args.add(item_id)
+        return [ToolCallDelta(index, arguments=payload["delta"])]
+
+    def _args_done(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        item_id = str(payload.get("item_id", ""))
+        index = self._calls.get(item_id)
+        if index is None or item_id in self._call_args or not payload.get("arguments"):
+            return []
+        self._call_args.add(item_id)  # LM Studio sends arguments only here
+        return [ToolCallDelta(index, arguments=payload["arguments"])]
+
+    def _item_done(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        item = payload.get("item") or {}
+        if item.get("type") == "function_call":
+            return self._args_done({"item_id": item.get("id"), "arguments": item.get("arguments")})
+        if item.get("type") != "reasoning":
+            return []
+        events: list[StreamEvent] = []
+        if item.get("encrypted_content"):
+            meta = {"encrypted_content": item["encrypted_content"], "item_id": item.get("id")}
+            if not self._reasoning.get(str(item.get("id", "")), _ReasoningItem()).wrote:
+                meta["source_field"] = "summary"  # hidden reasoning: a block of its own
+            events.append(ThinkingSignature(None, meta))
+        return [*events, ThinkingEnd()]
+
+    def _completed(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        response = payload.get("response") or {}
+        self.response_model = response.get("model") or self.response_model
+        status = response.get("status") or "completed"
+        reason = (response.get("incomplete_details") or {}).get("reason")
+        self.finish_reason = reason or ("tool_calls" if self._calls else status)
+        usage = response.get("usage")
+        return [UsageEvent(normalise_usage(usage))] if isinstance(usage, dict) else []
+
+    def _failed_event(self, payload: dict[str, Any]) -> list[StreamEvent]:
+        if self._failed:  # the `error` event already said it
+            return []
+        self._failed = True
+        error = payload.get("error") or (payload.get("response") or {}).get("error") or {"message": "the response failed"}
+        message, code = describe_error_payload({"error": error})
+        return [make_error(None, message, code)]
+
+
+_HANDLERS = {
+    "response.created": ResponsesParser._created,
+    "response.output_item.added": ResponsesParser._item_added,
+    "response.reasoning_summary_part.added": ResponsesParser._summary_part,
+    "response.reasoning_summary_text.delta": ResponsesParser._summary_delta,
+    "response.reasoning_text.delta": ResponsesParser._reasoning_text_delta,
+    "response.output_text.delta": ResponsesParser._text_delta,
+    "response.function_call_arguments.delta": ResponsesParser._args_delta,
+    "response.function_call_arguments.done": ResponsesParser._args_done,
+    "response.output_item.done": ResponsesParser._item_done,
+    "response.completed": ResponsesParser._completed,
+    "response.incomplete": ResponsesParser._completed,
+    "response.failed": ResponsesParser._failed_event,
+    "error": ResponsesParser._failed_event,
+}
+
+
+# -- provider -----------------------------------------------------------------
+class OpenAIResponsesProvider(Provider):
+    """POST {base_url}/responses with ``stream: true`` and ``store: false``."""
+
+    name: ClassVar[str] = "openai-responses"
+    default_base_url: ClassVar[str] = "https://api.openai.com/v1"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._temperature_noted = False
+
+    def url(self, settings: Settings) -> str:
+        return f"{self.base_url}/responses"
+
+    def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
+        items, system_texts = build_input(messages, self.config.model, settings)
+        body: dict[str, Any] = {"model": self.config.model, "input": items, "stream": True, "store": False}
+        prompt = "\n\n".join(t for t in [system or settings.get("system-prompt") or "", *system_texts] if t)
+        if prompt:
+            body["instructions"] = prompt
+        reasoning = reasoning_param(settings)
+        if reasoning is not None:
+            body["reasoning"] = reasoning
+            body["include"] = ["reasoning.encrypted_content"]
+        elif settings.get("temperature") is not None:
+            body["temperature"] = settings.get("temperature")
+        if settings.get("max-tokens") is not None:
+            body["max_output_tokens"] = settings.get("max-tokens")
+        return body
+
+    def notices(self, settings: Settings) -> list[str]:
+        if self._temperature_noted or settings.get("temperature") is None or reasoning_param(settings) is None:
+            return []
+        self._temperature_noted = True
+        return [TEMPERATURE_NOTICE]
+
+    def new_parser(self, settings: Settings) -> ResponsesParser:
+        return ResponsesParser()

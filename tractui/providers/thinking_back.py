@@ -1,0 +1,50 @@
+"""How earlier turns' thinking goes back to providers that sign it.
+
+Anthropic, Gemini and the OpenAI Responses API hand out signatures or opaque
+payloads with their thinking and verify them when the thinking comes back.
+A signature is only valid for the provider and model that produced it
+(Anthropic answers "Invalid signature in thinking block" otherwise), so the
+rule, shared by the three request builders, is:
+
+* ``reasoning.includeInContext`` false: no thinking is sent (the compile step
+  already removed it).
+* ``reasoning.format`` ``native``: thinking stamped with the same provider and
+  model goes back natively, signature and all; any other thinking goes back
+  as a plain ``<thinking>`` text block in its place; hidden (redacted or
+  encrypted) thinking from elsewhere is dropped, as it cannot be read.
+* ``reasoning.format`` ``field``: these APIs have no reasoning field, so all
+  readable thinking goes back as ``<thinking>`` text and no signature is sent.
+
+Never a request the provider will reject for a foreign signature.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from tractui.core.content import Content, ThinkingBlock
+from tractui.core.settings import Settings
+
+Route = Literal["native", "text", "drop"]
+
+
+def same_origin(content: Content, provider: str, model: str) -> bool:
+    """True when ``content`` was produced by exactly this provider and model."""
+    meta = content.metadata
+    return meta.get("provider") == provider and meta.get("model") == model
+
+
+def route_thinking(block: ThinkingBlock, native_ok: bool, settings: Settings) -> Route:
+    """Where one thinking block goes: natively, as text, or nowhere."""
+    if not settings.get("reasoning.includeInContext"):
+        return "drop"
+    if native_ok and settings.get("reasoning.format") == "native":
+        return "native"
+    if block.is_hidden or not block.thought.strip():
+        return "drop"
+    return "text"
+
+
+def thinking_as_text(block: ThinkingBlock) -> str:
+    """A foreign thinking block as plain text the model can read."""
+    return f"<thinking>\n{block.thought}\n</thinking>"

@@ -1,0 +1,357 @@
+"""The conversation loop: store, compile, provider and gauge tied together, UI-agnostic.
+
+Both the app and print mode drive a ``Conversation``: ``send`` appends the
+user's message, streams the reply's events to the caller, writes what has
+arrived to the store at least every ``FLUSH_INTERVAL`` seconds (marked
+interrupted until it completes, so a killed process leaves a readable
+partial reply) and commits reasoning then answer with usage and provenance.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from tractui.core.assemble import MessageAssembler
+from tractui.core.content import Content, ThinkingBlock, Usage
+from tractui.core.context import CallBasis, ContextReading, measure_context
+from tractui.core.events import StreamError, StreamEvent
+from tractui.core.settings import Settings
+from tractui.core.tokens import TokenCounter
+from tractui.providers import make_provider
+from tractui.providers.base import Provider, ProviderConfig
+from tractui.store.compile import compile_history, merge_commits
+from tractui.store.history import Commit, HistoryStore, Status
+
+FLUSH_INTERVAL = 0.25  # seconds; half the 0.5 s promise, so a write is never late
+BeforeRequest = Callable[["Conversation"], Awaitable[None]]
+
+
+class ConversationError(ValueError):
+    """A request the conversation cannot honour (nothing to retry, empty message); one line."""
+
+
+class _End:
+    """Marks the end of the provider's stream on the internal queue."""
+
+
+_END = _End()
+
+
+def _leading_thinking(blocks: list[Any]) -> int:
+    count = 0
+    for block in blocks:
+        if not isinstance(block, ThinkingBlock):
+            break
+        count += 1
+    return count
+
+
+class _ReplyWriter:
+    """Writes one streaming reply as a reasoning commit (thinking before the first answer block) and an assistant commit.
+
+    Each flush rewrites both from the assembler's full content, split at a
+    fixed point once the answer has started, so their concatenation is always
+    the reply in its exact order.
+    """
+
+    def __init__(self, store: HistoryStore, session_id: str, parent_id: str, stamps: dict[str, Any], profile: str | None) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.parent_id = parent_id
+        self.stamps = stamps
+        self.profile = profile
+        self.reasoning: Commit | None = None
+        self.assistant: Commit | None = None
+        self._split = 0
+        self._version = -1
+        self.last_flush = time.monotonic()
+
+    def _commit_kwargs(self) -> dict[str, Any]:
+        return {"provider": self.stamps["provider"], "model": self.stamps["model"], "profile": self.profile}
+
+    def flush(self, assembler: MessageAssembler, *, status: Status = "interrupted", final: bool = False,
+              usage: Usage | None = None, metadata: dict[str, Any] | None = None) -> None:
+        self.last_flush = time.monotonic()
+        if assembler.version == self._version and not final:
+            return
+        self._version = assembler.version
+        content = assembler.content(metadata=self.stamps)
+        blocks = list(content.blocks)
+        if self.assistant is None:
+            lead = _leading_thinking(blocks)
+            if lead == len(blocks) and not final:
+                if lead:
+                    self._write_reasoning(blocks, status)
+                return
+            self._split = lead
+            if lead:
+                self._write_reasoning(blocks[:lead], status)
+            parent = self.reasoning.id if self.reasoning else self.parent_id
+            self.assistant = self.store.append(
+                self.session_id, "assistant", Content(speaker="ai", blocks=blocks[lead:], metadata=dict(self.stamps)),
+                parent_id=parent, status=status, usage=usage, metadata=metadata, **self._commit_kwargs(),
+            )
+            return
+        if self.reasoning is not None:
+            self._write_reasoning(blocks[: self._split], status)
+        self.store.update(
+            self.assistant.id, content=Content(speaker="ai", blocks=blocks[self._split:], metadata=dict(self.stamps)),
+            status=status, usage=usage, metadata=metadata,
+        )
+
+    def _write_reasoning(self, blocks: list[Any], status: Status) -> None:
+        content = Content(speaker="ai", blocks=blocks, metadata=dict(self.stamps))
+        if self.reasoning is None:
+            self.reasoning = self.store.append(self.session_id, "reasoning", content, parent_id=self.parent_id, status=status, **self._commit_kwargs())
+        else:
+            self.store.update(self.reasoning.id, content=content, status=status)
+
+
+class Conversation:
+    """One session's conversation with the active provider; the history stays across profile switches."""
+
+    def __init__(
+        self,
+        store: HistoryStore,
+        settings: Settings,
+        config: ProviderConfig,
+        *,
+        session_id: str | None = None,
+        profile_name: str | None = None,
+        provider: Provider | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.config = config
+        self.profile_name = profile_name
+        self._provider = provider
+        self.session_id: str | None = store.resolve_session(session_id) if session_id else None
+        self._before_hooks: list[BeforeRequest] = []
+        self._producer: asyncio.Task[None] | None = None
+        self._cancelled = False
+        self._streaming_parent: str | None = None
+        self._counter = TokenCounter(config.model)
+        self.assembler: MessageAssembler | None = None  # the reply streaming now, or the last one
+        self.last_commit: Commit | None = None  # the assistant commit of the last reply
+
+    # -- sessions ----------------------------------------------------------
+    def new_session(self) -> None:
+        """Start afresh; the session is created with the first message, so no empty sessions pile up."""
+        self.session_id = None
+        self.assembler = None
+        self.last_commit = None
+
+    def open_session(self, ref: str | None = None) -> str:
+        """Switch to session ``ref`` (a unique id prefix; latest when empty)."""
+        self.session_id = self.store.resolve_session(ref)
+        self.assembler = None
+        self.last_commit = None
+        return self.session_id
+
+    def history(self) -> list[Commit]:
+        """The current branch, root → head, for display."""
+        return self.store.chain(self.session_id) if self.session_id else []
+
+    def messages(self) -> list[Content]:
+        """What would be sent now (reasoning policy applied)."""
+        return compile_history(self.history(), self.settings)
+
+    def totals(self) -> Usage:
+        """Tokens spent in this session, every branch included."""
+        return self.store.totals(self.session_id) if self.session_id else Usage()
+
+    # -- provider ----------------------------------------------------------
+    @property
+    def provider(self) -> Provider:
+        if self._provider is None:
+            self._provider = make_provider(self.config)
+        return self._provider
+
+    def switch_profile(self, config: ProviderConfig, settings: Settings, name: str | None) -> None:
+        """Use ``config`` and ``settings`` from the next request on; the history stays."""
+        if config != self.config:
+            self._provider = None
+            self._counter = TokenCounter(config.model)
+        self.config, self.settings, self.profile_name = config, settings, name
+
+    def add_before_request(self, hook: BeforeRequest) -> None:
+        """Run ``hook(conversation)`` before each request (compaction plugs in here).
+
+        A hook that appends a commit (a summary) moves the head; the reply is then
+        written under the new head.
+        """
+        self._before_hooks.append(hook)
+
+    async def _before_request(self) -> None:
+        for hook in self._before_hooks:
+            await hook(self)
+
+    async def aclose(self) -> None:
+        if self._provider is not None:
+            await self._provider.aclose()
+
+    # -- turns -------------------------------------------------------------
+    def _session(self) -> str:
+        if self.session_id is None:
+            self.session_id = self.store.create_session()
+        return self.session_id
+
+    def _last_user(self) -> Commit:
+        for commit in reversed(self.history()):
+            if commit.kind == "user":
+                return commit
+        raise ConversationError("nothing to retry: no message sent yet in this session")
+
+    async def send(self, text: str) -> AsyncIterator[StreamEvent]:
+        """Append ``text`` as the user's message and stream the reply."""
+        if not text.strip():
+            raise ConversationError("nothing to send: the message is empty")
+        if self.streaming:
+            raise ConversationError("a reply is already streaming; cancel it first")
+        user = self.store.append(self._session(), "user", Content.human(text), profile=self.profile_name)
+        async for event in self._reply(user.id):
+            yield event
+
+    async def retry(self) -> AsyncIterator[StreamEvent]:
+        """Answer the last user message again on a sibling branch; the old answer stays reachable."""
+        user = self._last_user()
+        async for event in self._reply(user.id):
+            yield event
+
+    async def edit_last(self, text: str) -> AsyncIterator[StreamEvent]:
+        """Resend an edited last user message as a new branch beside the original."""
+        if not text.strip():
+            raise ConversationError("nothing to send: the message is empty")
+        old = self._last_user()
+        user = self.store.append(old.session_id, "user", Content.human(text), parent_id=old.parent_id, profile=self.profile_name)
+        async for event in self._reply(user.id):
+            yield event
+
+    def cancel(self) -> None:
+        """Stop the reply streaming now; what arrived is kept, marked interrupted."""
+        self._cancelled = True
+        if self._producer is not None:
+            self._producer.cancel()
+
+    @property
+    def streaming(self) -> bool:
+        return self._streaming_parent is not None
+
+    async def _pump(self, provider: Provider, messages: list[Content], settings: Settings, system: str | None,
+                    queue: asyncio.Queue[StreamEvent | _End]) -> None:
+        try:
+            async for event in provider.stream(messages, settings, system=system):
+                queue.put_nowait(event)
+        except asyncio.CancelledError:
+            queue.put_nowait(StreamError(kind="cancelled", message="cancelled"))
+        except Exception as exc:  # a provider must not raise; if one does, the reply still ends cleanly
+            queue.put_nowait(StreamError(kind="protocol", message=f"provider failed: {exc}"))
+        finally:
+            queue.put_nowait(_END)
+
+    async def _flush_loop(self, writer: _ReplyWriter, assembler: MessageAssembler) -> None:
+        """Flush on a timer too, so a stream that pauses still has its last words on disk."""
+        while True:
+            await asyncio.sleep(FLUSH_INTERVAL)
+            writer.flush(assembler)
+
+    async def _reply(self, parent_id: str) -> AsyncIterator[StreamEvent]:
+        if self.streaming:
+            raise ConversationError("a reply is already streaming; cancel it first")
+        session_id = self._session()
+        head = self.store.head(session_id)
+        await self._before_request()
+        if self.store.head(session_id) != head:  # a hook appended (a summary): the reply follows it
+            parent_id = self.store.head(session_id) or parent_id
+        settings, config = self.settings, self.config
+        chain = self.store.chain(session_id, head=parent_id)
+        messages = compile_history(chain, settings)
+        system = settings.get("system-prompt") or None
+        provider = self.provider
+        stamps = {"provider": config.provider, "model": config.model, "base_url": provider.base_url}
+        stored = merge_commits(chain)  # the gauge counts the stored form; the reply will be one more message
+        basis = {"message_count": len(stored) + 1, "estimated_input": self._estimate(stored, system)}
+        writer = _ReplyWriter(self.store, session_id, parent_id, stamps, self.profile_name)
+        assembler = self.assembler = MessageAssembler()
+        queue: asyncio.Queue[StreamEvent | _End] = asyncio.Queue()
+        self._cancelled = False
+        self._streaming_parent = parent_id
+        self._producer = asyncio.create_task(self._pump(provider, messages, settings, system, queue))
+        flusher = asyncio.create_task(self._flush_loop(writer, assembler))
+        try:
+            while True:
+                event = await queue.get()
+                if isinstance(event, _End):
+                    break
+                assembler.feed(event)
+                yield event
+                if time.monotonic() - writer.last_flush >= FLUSH_INTERVAL:
+                    writer.flush(assembler)
+        except (asyncio.CancelledError, GeneratorExit):
+            self._cancelled = True
+            raise
+        finally:
+            self._producer.cancel()
+            flusher.cancel()
+            self._producer = None
+            self._streaming_parent = None
+            self._finish(writer, assembler, basis)
+
+    def _finish(self, writer: _ReplyWriter, assembler: MessageAssembler, basis: dict[str, Any]) -> None:
+        error = assembler.error
+        cancelled = self._cancelled or (error is not None and error.kind == "cancelled")
+        status: Status = "interrupted" if cancelled else "error" if error is not None else "complete"
+        metadata: dict[str, Any] = {"base_url": writer.stamps["base_url"], "basis": basis}
+        if assembler.finish_reason is not None:
+            metadata["finish_reason"] = assembler.finish_reason
+        if error is not None and not cancelled:
+            metadata["error"] = {"kind": error.kind, "message": error.message, "status": error.status}
+        if assembler.response_model:
+            metadata["response_model"] = assembler.response_model
+        writer.flush(assembler, status=status, final=True, usage=assembler.usage, metadata=metadata)
+        self.last_commit = writer.assistant
+
+    # -- the gauge ---------------------------------------------------------
+    def _estimate(self, stored: list[Content], system: str | None) -> int:
+        """Our estimate of a request's input, kept so the next reading can report its error."""
+        return measure_context(
+            stored, self.settings, provider=self.config.provider, model=self.config.model,
+            system_prompt=system or "", tools_tokens=0, basis=None, counter=self._counter,
+        ).effective
+
+    def gauge(self, partial: Content | None = None) -> ContextReading:
+        """The one context number (footer, /context, compaction), the streaming reply included."""
+        if self._streaming_parent is not None and self.session_id is not None:
+            chain = self.store.chain(self.session_id, head=self._streaming_parent)
+            if partial is None and self.assembler is not None:
+                partial = self.assembler.content()
+        else:
+            chain = self.history()
+        messages = merge_commits(chain)
+        if partial is not None:
+            messages.append(partial)
+        return measure_context(
+            messages, self.settings, provider=self.config.provider, model=self.config.model,
+            system_prompt=self.settings.get("system-prompt") or "", tools_tokens=0,
+            basis=_basis(chain), counter=self._counter,
+        )
+
+
+def _basis(chain: list[Commit]) -> CallBasis | None:
+    """The last call's actual usage, unless a summary replaced history after it (then the gauge estimates)."""
+    for commit in reversed(chain):
+        if commit.kind == "summary":
+            return None
+        if commit.kind == "assistant" and commit.usage is not None and "basis" in commit.metadata:
+            usage, basis = commit.usage, commit.metadata["basis"]
+            return CallBasis(
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                reasoning_tokens=usage.reasoning_tokens,
+                message_count=int(basis["message_count"]),
+                estimated_input=int(basis["estimated_input"]),
+            )
+    return None

@@ -1,0 +1,97 @@
+"""What a run starts with: provider, model and settings, from config, profile and flags.
+
+Layers, each over the one before: ``config.toml``'s default profile (or
+``--profile NAME``), then ``--provider/--model/--base-url/--api-key-env``, then
+``--set KEY=VALUE``. With nothing configured the offline demo runs, with a
+notice saying how to connect a real model. Used by print mode and the app.
+
+Errors are ``ValueError`` subclasses with one-line messages (``ProfileError``,
+``SettingError``, ``StartupError``); the caller prints one and exits 2.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tractui.core.settings import SettingError, Settings
+from tractui.profiles import Profile, ProfileError, ProfileStore, validated, load_app_config
+from tractui.providers.base import ProviderConfig, key_env_name
+
+DEMO = ProviderConfig(provider="demo", model="demo")
+DEMO_NOTICE = (
+    "Demo mode: no profile configured — try `/profile load claude` or `tractui --profile kimi`; "
+    "keys come from env vars (ANTHROPIC_API_KEY, MOONSHOT_API_KEY, …)"
+)
+
+
+class StartupError(ValueError):
+    """Command-line flags that do not make a provider configuration; one line."""
+
+
+@dataclass
+class Startup:
+    config: ProviderConfig
+    settings: Settings
+    profile_name: str | None
+    theme: str | None
+    notices: list[str] = field(default_factory=list)
+
+
+def resolve_startup(args: Any, *, config_dir: Path | None = None, store: ProfileStore | None = None) -> Startup:
+    """Resolve ``args`` (the CLI's argparse namespace) into what the run starts with."""
+    store = store or ProfileStore(config_dir)
+    app = load_app_config(config_dir)
+    notices = [f"config.toml: unknown key '{key}' ignored" for key in app.unknown_keys]
+    name: str | None = getattr(args, "profile", None)
+    provider: str | None = getattr(args, "provider", None)
+    profile: Profile | None = None
+    if name:
+        profile = store.load(name)
+    elif app.default_profile and not provider:
+        try:
+            profile = store.load(app.default_profile)
+        except ProfileError as err:
+            notices.append(f"default profile not loaded, using the demo: {err}")
+    if profile is not None:
+        notices.extend(profile.warnings)
+
+    config = _config(profile, provider, args)
+    settings = profile.make_settings() if profile is not None else Settings()
+    for item in getattr(args, "sets", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SettingError(f"--set needs KEY=VALUE, got '{item}'")
+        settings.set(key.strip(), value.strip())
+
+    if profile is None and provider is None:
+        notices.append(DEMO_NOTICE)
+    env = key_env_name(config)
+    if env and not os.environ.get(env, "").strip():
+        notices.append(f"{env} is not set: requests to {config.model} will fail until it is (export {env}=…)")
+    return Startup(config, settings, profile.name if profile else None, app.theme, notices)
+
+
+def _config(profile: Profile | None, provider: str | None, args: Any) -> ProviderConfig:
+    """The profile's provider config with the command-line overrides applied, validated."""
+    fields: dict[str, Any] = {}
+    if profile is not None:
+        fields = {"provider": profile.provider, "model": profile.model, "base_url": profile.base_url, "api_key_env": profile.api_key_env}
+    if provider and provider != fields.get("provider"):
+        fields = {"provider": provider}  # another provider: the profile's model, URL and key variable do not apply
+    for flag in ("model", "base_url", "api_key_env"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            fields[flag] = value
+    if "provider" not in fields:
+        if len(fields) > 0:
+            raise StartupError("--model, --base-url and --api-key-env need --provider or --profile")
+        return DEMO
+    if "model" not in fields:
+        if fields["provider"] != "demo":
+            raise StartupError(f"--provider {fields['provider']} needs --model NAME")
+        fields["model"] = "demo"
+    checked = validated(lambda: Profile(name="command-line", **fields), "command line")
+    return checked.provider_config()

@@ -1,0 +1,111 @@
+"""Turn a commit chain into the messages sent to the model.
+
+Storage keeps the reasoning commit apart from the answer it led to; the wire
+wants one assistant message, so each reasoning commit is merged into the
+assistant commit that follows. Summary commits stand in for the range they
+replace; the reasoning policy is applied last, on the merged messages.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from tractui.core.content import Content
+from tractui.core.reasoning import apply_reasoning_policy
+from tractui.core.settings import Settings
+from tractui.store.history import Commit
+
+INTERRUPTED = "interrupted"  # Content.metadata flag on a reply that did not complete
+
+
+def summary_metadata(first_id: str, last_id: str, **extra: Any) -> dict[str, Any]:
+    """Metadata for a summary commit standing in for ``first_id``..``last_id`` (inclusive) of its chain."""
+    return {"replaces": {"first": first_id, "last": last_id}, **extra}
+
+
+def _range_of(commit: Commit) -> tuple[str, str] | None:
+    replaces = commit.metadata.get("replaces")
+    if isinstance(replaces, dict) and isinstance(replaces.get("first"), str) and isinstance(replaces.get("last"), str):
+        return replaces["first"], replaces["last"]
+    return None
+
+
+def _covering(commits: Sequence[Commit]) -> tuple[list[Commit | None], set[str]]:
+    """For each position, the summary that replaces it (later summaries win); and the summaries in effect."""
+    index = {c.id: i for i, c in enumerate(commits)}
+    cover: list[Commit | None] = [None] * len(commits)
+    placed: set[str] = set()
+    for i, commit in enumerate(commits):
+        if commit.kind != "summary" or (span := _range_of(commit)) is None:
+            continue
+        a, b = index.get(span[0]), index.get(span[1])
+        if a is None or b is None or not a <= b < i:
+            continue  # a range not behind it in this chain: the summary cannot stand in for it
+        placed.add(commit.id)
+        for k in range(a, b + 1):
+            cover[k] = commit
+    return cover, placed
+
+
+def compacted_ids(commits: Sequence[Commit]) -> set[str]:
+    """Ids of commits a summary stands in for (shown as compacted; never deleted)."""
+    cover, _ = _covering(commits)
+    return {c.id for c, s in zip(commits, cover) if s is not None}
+
+
+def effective_commits(commits: Sequence[Commit]) -> list[Commit]:
+    """The chain with summaries substituted for the ranges they replace."""
+    cover, placed = _covering(commits)
+    out: list[Commit] = []
+    emitted: set[str] = set()
+    for commit, summary in zip(commits, cover):
+        if summary is not None:
+            if summary.id not in emitted:
+                out.append(summary)
+                emitted.add(summary.id)
+        elif commit.id not in placed:
+            out.append(commit)
+    return out
+
+
+def _reply(reasoning: list[Commit], answer: Commit | None) -> Content | None:
+    parts = [*reasoning, *([answer] if answer else [])]
+    blocks = [b for c in parts for b in c.content.blocks]
+    if not blocks:
+        return None  # an error-only reply: nothing the model said
+    metadata: dict[str, Any] = {}
+    for c in parts:
+        metadata.update(c.content.metadata)
+    if any(c.status != "complete" for c in parts):
+        metadata[INTERRUPTED] = True
+    return Content(speaker="ai", blocks=blocks, metadata=metadata)
+
+
+def merge_commits(commits: Sequence[Commit]) -> list[Content]:
+    """Summaries substituted, each reasoning commit merged into the answer that follows; no policy applied."""
+    messages: list[Content] = []
+    pending: list[Commit] = []
+    for commit in effective_commits(commits):
+        if commit.kind == "reasoning":
+            pending.append(commit)
+            continue
+        if commit.kind == "assistant":
+            reply = _reply(pending, commit)
+            pending = []
+            if reply is not None:
+                messages.append(reply)
+            continue
+        if pending:  # thinking whose answer never arrived (killed mid-stream)
+            if (reply := _reply(pending, None)) is not None:
+                messages.append(reply)
+            pending = []
+        messages.append(commit.content)
+    if pending and (reply := _reply(pending, None)) is not None:
+        messages.append(reply)
+    return messages
+
+
+def compile_history(commits: Sequence[Commit], settings: Settings) -> list[Content]:
+    """The messages to send for a chain (root → head), reasoning policy applied."""
+    messages = apply_reasoning_policy(merge_commits(commits), settings)
+    return [m for m in messages if m.blocks or m.speaker != "ai"]

@@ -1,0 +1,131 @@
+"""Opening the history database: WAL, a busy timeout, owner-only files, migrations.
+
+Every failure to open (corrupt file, lock held too long, unwritable folder)
+becomes a ``StoreError`` whose one-line message names the file; nothing here
+ever deletes or rewrites a database it could not read.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+BUSY_TIMEOUT_MS = 10_000
+
+# Each entry migrates from version i to i + 1; never edit a released entry, append.
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        head TEXT,
+        title TEXT NOT NULL DEFAULT '',
+        metadata TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE TABLE commits (
+        id TEXT PRIMARY KEY,
+        parent_id TEXT,
+        session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind IN ('user', 'reasoning', 'assistant', 'tool', 'summary', 'system')),
+        content TEXT NOT NULL,
+        usage TEXT,
+        provider TEXT,
+        model TEXT,
+        profile TEXT,
+        created_at REAL NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('complete', 'interrupted', 'error')),
+        metadata TEXT NOT NULL DEFAULT '{}'
+    );
+    CREATE INDEX commits_by_session ON commits(session_id, id);
+    CREATE INDEX commits_by_parent ON commits(parent_id);
+    CREATE INDEX sessions_by_update ON sessions(updated_at);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class StoreError(Exception):
+    """The history database cannot be used; the message is one line and names the file."""
+
+
+def _prepare_folder(folder: Path, db_path: Path) -> None:
+    if folder.is_dir():
+        return
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the history folder for {db_path}: {exc.strerror or exc}") from None
+
+
+def _prepare_file(path: Path) -> None:
+    """Create the database file owner-only before SQLite touches it (WAL/SHM inherit its mode)."""
+    if path.exists():
+        return
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    except OSError as exc:
+        raise StoreError(f"cannot create history database {path}: {exc.strerror or exc}") from None
+    os.close(fd)
+
+
+def _explain(exc: sqlite3.Error) -> str:
+    text = str(exc)
+    if "not a database" in text or "malformed" in text:
+        return "the file is not a readable tractui database (corrupt?); it was left untouched"
+    if "locked" in text or "busy" in text:
+        return f"the database stayed locked for more than {BUSY_TIMEOUT_MS // 1000} s by another process"
+    if "readonly" in text or "unable to open" in text:
+        return "the file or its folder is not writable"
+    return text
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating if needed) and migrate the database at ``path``."""
+    path = Path(path)
+    _prepare_folder(path.parent, path)
+    _prepare_file(path)
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open history database {path}: {_explain(exc)}") from None
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise sqlite3.OperationalError(f"cannot switch to WAL mode (got {mode})")
+        # NORMAL is durable against a killed process in WAL mode; only a power cut may drop the last commits.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        _migrate(conn)
+    except sqlite3.Error as exc:
+        conn.close()
+        raise StoreError(f"cannot open history database {path}: {_explain(exc)}") from None
+    return conn
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+    row = conn.execute("SELECT version FROM schema_version").fetchone()
+    current = row[0] if row else 0
+    if current > SCHEMA_VERSION:
+        raise sqlite3.DatabaseError(f"the database is schema v{current}, newer than this tractui (v{SCHEMA_VERSION}); upgrade tractui")
+    if current == SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        row = conn.execute("SELECT version FROM schema_version").fetchone()
+        current = row[0] if row else 0  # another process may have migrated while we waited
+        for script in MIGRATIONS[current:]:
+            for statement in script.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+        conn.execute("DELETE FROM schema_version")
+        conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,442 @@
+"""Sessions as chains of commits, like a git log, in one SQLite file.
+
+One exchange reads ``user → reasoning → assistant``; retrying or editing makes
+a sibling branch and moves the session's head, so nothing is ever deleted.
+Summary commits (written by compaction) name the first and last commit they
+replace in ``metadata["replaces"]``; the originals stay.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Literal
+
+from tractui import paths
+from tractui.core.content import Content, Usage
+from tractui.store.db import StoreError, connect
+
+Kind = Literal["user", "reasoning", "assistant", "tool", "summary", "system"]
+Status = Literal["complete", "interrupted", "error"]
+KINDS: tuple[str, ...] = ("user", "reasoning", "assistant", "tool", "summary", "system")
+STATUSES: tuple[str, ...] = ("complete", "interrupted", "error")
+EXPORT_FORMAT = "tractui-session"
+EXPORT_VERSION = 1
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+_id_lock = threading.Lock()
+_last_id: tuple[int, int] = (0, 0)
+
+
+def new_id() -> str:
+    """A ULID: 48-bit millisecond time + 80 random bits, monotonic within a process, sortable."""
+    global _last_id
+    with _id_lock:
+        ms = time.time_ns() // 1_000_000
+        last_ms, last_rand = _last_id
+        if ms <= last_ms:
+            ms, rand = last_ms, last_rand + 1
+        else:
+            rand = int.from_bytes(os.urandom(10), "big") >> 1  # headroom for increments
+        _last_id = (ms, rand)
+    value = (ms << 80) | (rand & ((1 << 80) - 1))
+    return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
+
+
+@dataclass(slots=True)
+class Commit:
+    id: str
+    parent_id: str | None
+    session_id: str
+    kind: Kind
+    content: Content
+    usage: Usage | None = None
+    provider: str | None = None
+    model: str | None = None
+    profile: str | None = None
+    created_at: float = 0.0
+    status: Status = "complete"
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "parent_id": self.parent_id,
+            "session_id": self.session_id,
+            "kind": self.kind,
+            "content": self.content.model_dump(mode="json"),
+            "usage": self.usage.model_dump(mode="json") if self.usage else None,
+            "provider": self.provider,
+            "model": self.model,
+            "profile": self.profile,
+            "created_at": self.created_at,
+            "status": self.status,
+            "metadata": self.metadata,
+        }
+
+
+@dataclass(slots=True)
+class SessionInfo:
+    id: str
+    created_at: float
+    updated_at: float
+    head: str | None
+    title: str
+    message_count: int = 0
+    model: str | None = None
+
+
+_COMMIT_COLUMNS = "id, parent_id, session_id, kind, content, usage, provider, model, profile, created_at, status, metadata"
+
+
+def _row_to_commit(row: tuple[Any, ...]) -> Commit:
+    return Commit(
+        id=row[0],
+        parent_id=row[1],
+        session_id=row[2],
+        kind=row[3],
+        content=Content.model_validate_json(row[4]),
+        usage=Usage.model_validate_json(row[5]) if row[5] else None,
+        provider=row[6],
+        model=row[7],
+        profile=row[8],
+        created_at=row[9],
+        status=row[10],
+        metadata=json.loads(row[11]) if row[11] != "{}" else {},
+    )
+
+
+def _title_of(content: Content) -> str:
+    line = " ".join(content.text.split())
+    return line[:80] + ("…" if len(line) > 80 else "")
+
+
+class HistoryStore:
+    """The history database; one connection, safe to share across processes (WAL + busy timeout)."""
+
+    def __init__(self, path: Path | str | None = None) -> None:
+        self.path = Path(path) if path is not None else paths.data_dir() / "history.db"
+        self._conn = connect(self.path)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> HistoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _write(self, sql_and_params: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
+        """Run statements in one immediate transaction (takes the write lock up front: no upgrade deadlocks)."""
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, params in sql_and_params:
+                    conn.execute(sql, params)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot write history database {self.path}: {exc}") from None
+
+    # -- sessions ----------------------------------------------------------
+    def create_session(self, title: str = "", *, session_id: str | None = None) -> str:
+        sid = session_id or new_id()
+        now = time.time()
+        self._write([("INSERT INTO sessions (id, created_at, updated_at, head, title) VALUES (?, ?, ?, NULL, ?)", (sid, now, now, title))])
+        return sid
+
+    def session(self, session_id: str) -> SessionInfo | None:
+        row = self._conn.execute(
+            "SELECT id, created_at, updated_at, head, title FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        return self._info(row) if row else None
+
+    def _info(self, row: tuple[Any, ...]) -> SessionInfo:
+        info = SessionInfo(*row)
+        if info.head:
+            counts = self._conn.execute(
+                """
+                WITH RECURSIVE chain(id, parent_id, kind, model) AS (
+                    SELECT id, parent_id, kind, model FROM commits WHERE id = ?
+                    UNION ALL
+                    SELECT c.id, c.parent_id, c.kind, c.model FROM commits c JOIN chain ON c.id = chain.parent_id
+                )
+                SELECT SUM(kind IN ('user', 'assistant', 'tool')),
+                       (SELECT model FROM chain WHERE model IS NOT NULL LIMIT 1)
+                FROM chain
+                """,
+                (info.head,),
+            ).fetchone()
+            info.message_count = counts[0] or 0
+            info.model = counts[1]
+        return info
+
+    def list_sessions(self, limit: int | None = None) -> list[SessionInfo]:
+        """Newest activity first."""
+        sql = "SELECT id, created_at, updated_at, head, title FROM sessions ORDER BY updated_at DESC, id DESC"
+        rows = self._conn.execute(sql + (" LIMIT ?" if limit else ""), (limit,) if limit else ()).fetchall()
+        return [self._info(r) for r in rows]
+
+    def latest_session(self) -> str | None:
+        row = self._conn.execute("SELECT id FROM sessions ORDER BY updated_at DESC, id DESC LIMIT 1").fetchone()
+        return row[0] if row else None
+
+    def resolve_session(self, ref: str | None) -> str:
+        """A full id from ``ref`` (a unique prefix, case-insensitive) or the latest; ``StoreError`` if none."""
+        if not ref:
+            latest = self.latest_session()
+            if latest is None:
+                raise StoreError(f"no sessions yet in {self.path}")
+            return latest
+        ref = ref.strip().upper()
+        if self._conn.execute("SELECT 1 FROM sessions WHERE id = ?", (ref,)).fetchone():
+            return ref
+        rows = self._conn.execute("SELECT id FROM sessions WHERE id LIKE ? LIMIT 2", (ref + "%",)).fetchall()
+        if not rows:
+            raise StoreError(f"no session '{ref}' in {self.path}")
+        if len(rows) > 1:
+            raise StoreError(f"session prefix '{ref}' is ambiguous; give more characters")
+        return rows[0][0]
+
+    def set_head(self, session_id: str, commit_id: str | None) -> None:
+        if commit_id is not None:
+            commit = self.get(commit_id)
+            if commit is None or commit.session_id != session_id:
+                raise StoreError(f"commit {commit_id} is not in session {session_id}")
+        self._write([("UPDATE sessions SET head = ?, updated_at = ? WHERE id = ?", (commit_id, time.time(), session_id))])
+
+    def head(self, session_id: str) -> str | None:
+        row = self._conn.execute("SELECT head FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no session '{session_id}' in {self.path}")
+        return row[0]
+
+    # -- commits -----------------------------------------------------------
+    def append(
+        self,
+        session_id: str,
+        kind: Kind,
+        content: Content,
+        *,
+        parent_id: str | None | Literal["head"] = "head",
+        usage: Usage | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        profile: str | None = None,
+        status: Status = "complete",
+        metadata: dict[str, Any] | None = None,
+        move_head: bool = True,
+    ) -> Commit:
+        """Add a commit under ``parent_id`` (default: the session's head) and make it the head."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown commit kind '{kind}'")
+        if status not in STATUSES:
+            raise ValueError(f"unknown commit status '{status}'")
+        parent = self.head(session_id) if parent_id == "head" else parent_id
+        commit = Commit(
+            id=new_id(),
+            parent_id=parent,
+            session_id=session_id,
+            kind=kind,
+            content=content,
+            usage=usage,
+            provider=provider,
+            model=model,
+            profile=profile,
+            created_at=time.time(),
+            status=status,
+            metadata=dict(metadata or {}),
+        )
+        statements = [self._insert(commit)]
+        if move_head:
+            statements.append(("UPDATE sessions SET head = ?, updated_at = ? WHERE id = ?", (commit.id, commit.created_at, session_id)))
+        if kind == "user":
+            statements.append(("UPDATE sessions SET title = ? WHERE id = ? AND title = ''", (_title_of(content), session_id)))
+        self._write(statements)
+        return commit
+
+    @staticmethod
+    def _insert(commit: Commit) -> tuple[str, tuple[Any, ...]]:
+        return (
+            f"INSERT INTO commits ({_COMMIT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                commit.id,
+                commit.parent_id,
+                commit.session_id,
+                commit.kind,
+                commit.content.model_dump_json(),
+                commit.usage.model_dump_json() if commit.usage else None,
+                commit.provider,
+                commit.model,
+                commit.profile,
+                commit.created_at,
+                commit.status,
+                json.dumps(commit.metadata, ensure_ascii=False),
+            ),
+        )
+
+    def update(
+        self,
+        commit_id: str,
+        *,
+        content: Content | None = None,
+        status: Status | None = None,
+        usage: Usage | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        """Rewrite a commit in place: the periodic flush of a streaming reply, and its final state."""
+        sets: list[str] = []
+        params: list[Any] = []
+        if content is not None:
+            sets.append("content = ?")
+            params.append(content.model_dump_json())
+        if status is not None:
+            if status not in STATUSES:
+                raise ValueError(f"unknown commit status '{status}'")
+            sets.append("status = ?")
+            params.append(status)
+        if usage is not None:
+            sets.append("usage = ?")
+            params.append(usage.model_dump_json())
+        if metadata is not None:
+            sets.append("metadata = ?")
+            params.append(json.dumps(metadata, ensure_ascii=False))
+        if sets:
+            self._write([(f"UPDATE commits SET {', '.join(sets)} WHERE id = ?", (*params, commit_id))])
+
+    def get(self, commit_id: str) -> Commit | None:
+        row = self._conn.execute(f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE id = ?", (commit_id,)).fetchone()
+        return _row_to_commit(row) if row else None
+
+    def commits(self, session_id: str) -> list[Commit]:
+        """Every commit of the session, all branches, oldest first."""
+        rows = self._conn.execute(f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
+        return [_row_to_commit(r) for r in rows]
+
+    def chain(self, session_id: str, head: str | None = None) -> list[Commit]:
+        """The commits from the root to ``head`` (default: the session's head)."""
+        start = head if head is not None else self.head(session_id)
+        if start is None:
+            return []
+        rows = self._conn.execute(
+            f"""
+            WITH RECURSIVE chain(id, parent_id, depth) AS (
+                SELECT id, parent_id, 0 FROM commits WHERE id = ? AND session_id = ?
+                UNION ALL
+                SELECT c.id, c.parent_id, chain.depth + 1 FROM commits c JOIN chain ON c.id = chain.parent_id
+            )
+            SELECT {', '.join('c.' + col.strip() for col in _COMMIT_COLUMNS.split(','))}
+            FROM chain JOIN commits c ON c.id = chain.id ORDER BY chain.depth DESC
+            """,
+            (start, session_id),
+        ).fetchall()
+        return [_row_to_commit(r) for r in rows]
+
+    def children(self, commit_id: str | None, session_id: str) -> list[Commit]:
+        if commit_id is None:
+            sql, params = "parent_id IS NULL AND session_id = ?", (session_id,)
+        else:
+            sql, params = "parent_id = ? AND session_id = ?", (commit_id, session_id)
+        rows = self._conn.execute(f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE {sql} ORDER BY id", params).fetchall()
+        return [_row_to_commit(r) for r in rows]
+
+    def siblings(self, commit_id: str) -> list[Commit]:
+        """Commits sharing ``commit_id``'s parent (itself included), oldest first: the alternatives of a retry."""
+        commit = self.get(commit_id)
+        if commit is None:
+            raise StoreError(f"no commit '{commit_id}' in {self.path}")
+        return self.children(commit.parent_id, commit.session_id)
+
+    def branches(self, session_id: str) -> list[str]:
+        """The tip (leaf) of every branch in the session, oldest first."""
+        rows = self._conn.execute(
+            """
+            SELECT id FROM commits c WHERE session_id = ?
+            AND NOT EXISTS (SELECT 1 FROM commits k WHERE k.parent_id = c.id)
+            ORDER BY id
+            """,
+            (session_id,),
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def delete_session(self, session_id: str) -> None:
+        self._write([("DELETE FROM commits WHERE session_id = ?", (session_id,)), ("DELETE FROM sessions WHERE id = ?", (session_id,))])
+
+    # -- export / import ---------------------------------------------------
+    def export_session(self, session_id: str) -> dict[str, Any]:
+        """The whole session, every branch, as lossless JSON-ready data."""
+        info = self.session(session_id)
+        if info is None:
+            raise StoreError(f"no session '{session_id}' in {self.path}")
+        return {
+            "format": EXPORT_FORMAT,
+            "version": EXPORT_VERSION,
+            "session": {"id": info.id, "created_at": info.created_at, "updated_at": info.updated_at, "head": info.head, "title": info.title},
+            "commits": [c.to_json() for c in self.commits(session_id)],
+        }
+
+    def import_session(self, data: dict[str, Any]) -> str:
+        """Load an export back; refuses (changing nothing) a malformed file or a session already present."""
+        try:
+            if data.get("format") != EXPORT_FORMAT:
+                raise ValueError("not a tractui session export")
+            if data.get("version") != EXPORT_VERSION:
+                raise ValueError(f"unsupported export version {data.get('version')}")
+            meta = data["session"]
+            commits = [
+                Commit(
+                    id=str(c["id"]),
+                    parent_id=c["parent_id"],
+                    session_id=meta["id"],
+                    kind=c["kind"],
+                    content=Content.model_validate(c["content"]),
+                    usage=Usage.model_validate(c["usage"]) if c.get("usage") else None,
+                    provider=c.get("provider"),
+                    model=c.get("model"),
+                    profile=c.get("profile"),
+                    created_at=float(c["created_at"]),
+                    status=c.get("status", "complete"),
+                    metadata=dict(c.get("metadata") or {}),
+                )
+                for c in data["commits"]
+            ]
+            ids = {c.id for c in commits}
+            for c in commits:
+                if c.kind not in KINDS or c.status not in STATUSES:
+                    raise ValueError(f"commit {c.id} has an unknown kind or status")
+                if c.parent_id is not None and c.parent_id not in ids:
+                    raise ValueError(f"commit {c.id} points to a missing parent")
+            if meta.get("head") is not None and meta["head"] not in ids:
+                raise ValueError("the session head is not one of its commits")
+        except (KeyError, TypeError, ValueError) as exc:
+            raise StoreError(f"cannot import: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        if self.session(meta["id"]) is not None:
+            raise StoreError(f"session {meta['id']} is already in {self.path}")
+        statements: list[tuple[str, tuple[Any, ...]]] = [
+            (
+                "INSERT INTO sessions (id, created_at, updated_at, head, title) VALUES (?, ?, ?, ?, ?)",
+                (meta["id"], float(meta["created_at"]), float(meta["updated_at"]), meta.get("head"), str(meta.get("title", ""))),
+            )
+        ]
+        statements += [self._insert(c) for c in commits]
+        try:
+            self._write(statements)
+        except StoreError as exc:
+            raise StoreError(f"cannot import: {exc}") from None
+        return meta["id"]
+
+    def totals(self, session_id: str) -> Usage:
+        """Usage summed over every commit of the session (all branches: what was spent)."""
+        total = Usage()
+        for (raw,) in self._conn.execute("SELECT usage FROM commits WHERE session_id = ? AND usage IS NOT NULL", (session_id,)):
+            total = total + Usage.model_validate_json(raw)
+        return total

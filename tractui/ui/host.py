@@ -1,0 +1,169 @@
+"""Slash commands in the app: ``tractui.commands`` parses and handles settings
+and profiles; this module is the ``CommandContext`` it talks to and carries
+out the actions that need the screen or the conversation.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tractui import commands
+from tractui.core.settings import Settings, closest
+from tractui.profiles import Profile, ProfileStore, update_app_config
+from tractui.providers.base import ProviderConfig
+from tractui.ui.sanitize import sanitize
+
+if TYPE_CHECKING:
+    from tractui.ui.app import TractApp
+
+
+class CommandHost:
+    """The app as seen by ``tractui.commands.dispatch``."""
+
+    def __init__(self, app: TractApp) -> None:
+        self.app = app
+
+    # -- CommandContext ----------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        return self.app.conversation.settings
+
+    @cached_property
+    def profiles(self) -> ProfileStore:
+        return ProfileStore()
+
+    @property
+    def active_profile(self) -> str | None:
+        return self.app.conversation.profile_name
+
+    @property
+    def provider_config(self) -> ProviderConfig:
+        return self.app.conversation.config
+
+    def switch_profile(self, profile: Profile) -> None:
+        self.app.conversation.switch_profile(profile.provider_config(), profile.make_settings(), profile.name)
+        self.app.profile_switched()
+
+    # -- running -----------------------------------------------------------
+    def complete(self, line: str) -> list[commands.Completion]:
+        return commands.complete(line, profiles=self.profiles, themes=sorted(self.app.available_themes), settings=self.settings)
+
+    async def run(self, line: str) -> None:
+        app = self.app
+        result = commands.dispatch(line, self)
+        if result.action is None:
+            if result.message:
+                await app.note(result.message, error=result.error)
+            return
+        handler = getattr(self, f"_do_{result.action}")
+        await handler(result.args)
+
+    async def _do_help(self, _: str) -> None:
+        from tractui.ui.screens.help import HelpScreen
+
+        rows = [(f"/{c.name} {c.args_hint}".rstrip(), c.help) for c in commands.COMMANDS]
+        await self.app.push_screen(HelpScreen(rows))
+
+    async def _do_context(self, _: str) -> None:
+        await self.app.show_context()
+
+    async def _do_compact(self, instructions: str) -> None:
+        await self.app.compact(instructions or None)
+
+    async def _do_new(self, _: str) -> None:
+        if await self._busy():
+            return
+        self.app.conversation.new_session()
+        await self.app.show_history()
+        await self.app.note("New session. The previous one is in /sessions.")
+
+    async def _do_sessions(self, _: str) -> None:
+        if await self._busy():
+            return
+        from tractui.ui.screens.sessions import SessionsScreen
+
+        conversation = self.app.conversation
+        sessions = conversation.store.list_sessions(limit=200)
+        await self.app.push_screen(SessionsScreen(sessions, conversation.session_id), self._open_session)
+
+    async def _open_session(self, session_id: str | None) -> None:
+        if session_id is None:
+            return
+        self.app.conversation.open_session(session_id)
+        await self.app.show_history()
+
+    async def _do_retry(self, _: str) -> None:
+        if await self._busy():
+            return
+        await self.app.retry()
+
+    async def _do_edit(self, _: str) -> None:
+        if await self._busy():
+            return
+        await self.app.begin_edit()
+
+    async def _do_copy(self, _: str) -> None:
+        text = self.app.last_answer()
+        if not text:
+            await self.app.note("nothing to copy: no answer yet in this session", error=True)
+            return
+        self.app.copy_to_clipboard(sanitize(text))
+        await self.app.note(f"Copied the last answer ({len(text)} characters).")
+
+    async def _do_export(self, args: str) -> None:
+        from tractui.cli_history import export_markdown
+
+        conversation = self.app.conversation
+        if conversation.session_id is None:
+            await self.app.note("nothing to export: the session is empty", error=True)
+            return
+        words = args.split(maxsplit=1)
+        fmt = words[0].lower() if words else "md"
+        if fmt not in ("md", "json"):
+            await self.app.note(f"unknown export format '{fmt}': md or json", error=True)
+            return
+        path = Path(words[1]).expanduser() if len(words) > 1 else Path(f"tractui-{conversation.session_id.lower()}.{fmt}")
+        if fmt == "json":
+            text = json.dumps(conversation.store.export_session(conversation.session_id), ensure_ascii=False, indent=1) + "\n"
+        else:
+            text = sanitize(export_markdown(conversation.store, conversation.session_id))
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            await self.app.note(f"cannot write {path}: {exc.strerror or exc}", error=True)
+            return
+        await self.app.note(f"Exported this session to {path}")
+
+    async def _do_theme(self, name: str) -> None:
+        app = self.app
+        themes = sorted(app.available_themes)
+        if not name:
+            await app.note(f"theme: {app.theme}; available: {', '.join(themes)}")
+            return
+        if name not in app.available_themes:
+            near = closest(name, themes)
+            hint = f"; did you mean {near[0]}?" if near else f"; available: {', '.join(themes)}"
+            await app.note(f"unknown theme '{name}'{hint}", error=True)
+            return
+        app.theme = name
+        try:
+            update_app_config(theme=name)
+        except (OSError, ValueError) as exc:
+            await app.note(f"theme switched, but not remembered: {exc}", error=True)
+            return
+        await app.note(f"Theme: {name} (remembered)")
+
+    async def _do_clear(self, _: str) -> None:
+        await self.app.clear_view()
+
+    async def _do_quit(self, _: str) -> None:
+        self.app.exit(0)
+
+    async def _busy(self) -> bool:
+        if self.app.streaming:
+            await self.app.note("a reply is still streaming — Esc cancels it", error=True)
+            return True
+        return False

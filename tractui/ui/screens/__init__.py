@@ -1,0 +1,1 @@
+"""Overlays: /context, /sessions, /help."""

@@ -1,0 +1,45 @@
+"""``/help`` and F1: the commands and the keys."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEYS = (
+    ("Enter", "send"),
+    ("Shift+Enter, Ctrl+J", "new line"),
+    ("Up / Down", "walk the input history"),
+    ("Tab", "complete a command"),
+    ("Esc", "cancel the reply (what arrived is kept)"),
+    ("Ctrl+T", "fold / unfold long thinking"),
+    ("End", "follow the newest content"),
+    ("Ctrl+C", "copy the selection; twice to quit"),
+    ("Ctrl+P", "command palette"),
+)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,f1", "dismiss", "Close")]
+
+    def __init__(self, commands: list[tuple[str, str]]) -> None:
+        super().__init__(classes="overlay")
+        self.commands = commands
+
+    def compose(self) -> ComposeResult:
+        commands = Table.grid(padding=(0, 2))
+        for name, text in self.commands:
+            commands.add_row(Text(name, style="bold"), text)
+        keys = Table.grid(padding=(0, 2))
+        for key, text in KEYS:
+            keys.add_row(Text(key, style="bold"), text)
+        with VerticalScroll(id="help-box", classes="overlay-box"):
+            yield Static(Text("Commands", style="bold underline"))
+            yield Static(commands)
+            yield Static(Text("\nKeys", style="bold underline"))
+            yield Static(keys)
+            yield Static("Esc to close", classes="overlay-hint")

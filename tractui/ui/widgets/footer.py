@@ -1,0 +1,106 @@
+"""The footer: provider · model · profile, the live context gauge, session totals.
+
+The gauge shows exactly the reading compaction decides on: a bar and
+``52.1k / 200k (26%)``, "est." while estimated, warning-coloured near the
+compression threshold and error-coloured past it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Static
+
+from tractui.ui import format as fmt
+
+BAR_WIDTH = 16
+WARN_AT = 0.9  # of the compaction threshold: "getting close"
+
+Level = Literal["ok", "warning", "error"]
+
+
+class Reading(Protocol):
+    """What the footer needs from ``tractui.core.context.ContextReading``."""
+
+    effective: int
+    estimated: bool
+    limit: int
+    threshold: int
+
+
+@dataclass(frozen=True, slots=True)
+class Totals:
+    reasoning: int = 0
+    output: int = 0
+    compactions: int = 0
+
+
+def level(reading: Reading) -> Level:
+    if reading.effective > reading.threshold:
+        return "error"
+    if reading.effective >= WARN_AT * reading.threshold:
+        return "warning"
+    return "ok"
+
+
+def gauge_label(reading: Reading) -> str:
+    percent = 100 * reading.effective / reading.limit if reading.limit else 0
+    est = " est." if reading.estimated else ""
+    return f"{fmt.tokens(reading.effective)} / {fmt.tokens(reading.limit)} ({percent:.0f}%){est}"
+
+
+class GaugeFooter(Horizontal):
+    def __init__(self) -> None:
+        super().__init__(id="footer")
+        self.reading: Reading | None = None
+        self.level: Level = "ok"
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="footer-where", markup=False)
+        yield Static(id="footer-gauge")
+        yield Static(id="footer-totals", markup=False)
+
+    def show_where(self, provider: str, model: str, profile: str | None) -> None:
+        parts = [provider, model] + ([profile] if profile else [])
+        self.query_one("#footer-where", Static).update(" · ".join(p for p in parts if p))
+
+    def show_totals(self, totals: Totals) -> None:
+        parts = []
+        if totals.reasoning:
+            parts.append(f"thinking {fmt.tokens(totals.reasoning)}")
+        if totals.output:
+            parts.append(f"out {fmt.tokens(totals.output)}")
+        if totals.compactions:
+            parts.append(f"compacted {totals.compactions}×")
+        self.query_one("#footer-totals", Static).update(" · ".join(parts))
+
+    def show_reading(self, reading: Reading) -> None:
+        self.reading = reading
+        self.level = level(reading)
+        for name in ("ok", "warning", "error"):
+            self.set_class(self.level == name, f"-{name}")
+        self.query_one("#footer-gauge", Static).update(self._gauge(reading))
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "theme", lambda _: self.reading and self.show_reading(self.reading), init=False)
+
+    def _gauge(self, reading: Reading) -> Text:
+        colours = self.app.theme_variables
+        fill = colours.get(f"gauge-{self.level}", "green")
+        empty = colours.get("gauge-empty", "grey30")
+        fraction = min(1.0, reading.effective / reading.limit) if reading.limit else 0.0
+        filled = round(fraction * BAR_WIDTH)
+        mark = min(BAR_WIDTH - 1, int(reading.threshold / reading.limit * BAR_WIDTH)) if reading.limit else BAR_WIDTH
+        bar = Text()
+        for i in range(BAR_WIDTH):
+            if i == mark and i >= filled:
+                bar.append("┆", style=fill if self.level != "ok" else empty)
+            else:
+                bar.append("━", style=fill if i < filled else empty)
+        bar.append("  ")
+        bar.append(gauge_label(reading), style=fill if self.level != "ok" else "")
+        return bar

@@ -1,0 +1,89 @@
+"""The prompt: a TextArea where Enter sends and Shift+Enter / Ctrl+J add a line.
+
+Up/Down walk the input history when the cursor is on the first/last line,
+and drive the completion popup while it is open.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.message import Message
+from textual.widgets import TextArea
+
+
+class InputBox(TextArea):
+    class Submitted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class Navigate(Message):
+        """Up/Down/Tab/Escape while completion is open: the app moves the selection."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+    def __init__(self) -> None:
+        super().__init__(id="input", soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True)
+        self.placeholder = "Ask anything · / for commands · Enter sends · Shift+Enter newline"
+        self.sent: list[str] = []
+        self._walk: int | None = None
+        self._draft = ""
+        self.completing = False
+
+    def remember(self, text: str) -> None:
+        if text.strip() and (not self.sent or self.sent[-1] != text):
+            self.sent.append(text)
+        self._walk = None
+
+    def set_text(self, text: str) -> None:
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        if self.completing and key in ("up", "down", "tab", "escape"):
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Navigate(key))
+            return
+        if key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Submitted(self.text))
+            return
+        if key in ("shift+enter", "ctrl+j"):
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        if key == "up" and self.cursor_location[0] == 0 and self._history_step(-1):
+            event.stop()
+            event.prevent_default()
+            return
+        if key == "down" and self.cursor_location[0] == self.document.line_count - 1 and self._history_step(1):
+            event.stop()
+            event.prevent_default()
+            return
+        await super()._on_key(event)
+
+    def _history_step(self, step: int) -> bool:
+        if not self.sent:
+            return False
+        if self._walk is None:
+            if step > 0:
+                return False
+            self._draft = self.text
+            index = len(self.sent) - 1
+        else:
+            index = self._walk + step
+        if index >= len(self.sent):
+            self._walk = None
+            self.set_text(self._draft)
+            return True
+        if index < 0:
+            return True
+        self._walk = index
+        self.set_text(self.sent[index])
+        return True

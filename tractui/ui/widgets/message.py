@@ -1,0 +1,132 @@
+"""Messages in the conversation: the user's turn and the assistant's reply.
+
+An assistant reply is a column of parts in arrival order (thinking, answer,
+redacted marker, tool call, more thinking...) and a status line underneath for
+interruptions, errors, retry countdowns and notices.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Literal
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widget import Widget
+from textual.widgets import Static
+
+from tractui.ui.widgets.answer import AnswerView
+from tractui.ui.widgets.thinking import RedactedMarker, ThinkingView
+
+StatusKind = Literal["interrupted", "error", "retry", "notice"]
+
+
+class UserMessage(Static):
+    """What the user sent, kept verbatim (it is sanitised on the way in by the caller)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text, markup=False, classes="user-message")
+        self.text = text
+
+
+class StatusLine(Static):
+    """One line under a reply: "interrupted", an inline error, a retry countdown."""
+
+    def __init__(self, text: str, kind: StatusKind) -> None:
+        super().__init__(text, markup=False, classes=f"status -{kind}")
+        self.kind = kind
+
+
+class AssistantMessage(Vertical):
+    """One reply. Parts are appended as the stream goes; nothing is re-created."""
+
+    def __init__(self, count_tokens: Callable[[str], int], clock: Callable[[], float]) -> None:
+        super().__init__(classes="assistant-message")
+        self._count = count_tokens
+        self._clock = clock
+        self.parts: list[Widget] = []
+        self.statuses: list[StatusLine] = []
+
+    def compose(self) -> ComposeResult:
+        yield Vertical(classes="parts")
+
+    @property
+    def _parts_box(self) -> Vertical:
+        return self.query_one(".parts", Vertical)
+
+    async def _add(self, widget: Widget) -> Widget:
+        self.parts.append(widget)
+        await self._parts_box.mount(widget)
+        return widget
+
+    def current_thinking(self) -> ThinkingView | None:
+        last = self.parts[-1] if self.parts else None
+        return last if isinstance(last, ThinkingView) and last.streaming else None
+
+    async def thinking(self, *, text: str = "", elapsed: float | None = None) -> ThinkingView:
+        """The thinking block being streamed, or a new one after other parts."""
+        current = self.current_thinking()
+        if current is not None and not text:
+            return current
+        view = ThinkingView(self._count, self._clock, text=text, elapsed=elapsed)
+        await self._add(view)
+        return view
+
+    async def answer(self, text: str = "") -> AnswerView:
+        last = self.parts[-1] if self.parts else None
+        if isinstance(last, AnswerView) and not text:
+            return last
+        self.end_thinking()
+        return await self._add(AnswerView(text))  # type: ignore[return-value]
+
+    async def redacted(self) -> None:
+        self.end_thinking()
+        await self._add(RedactedMarker())
+
+    async def tool_call(self, label: str) -> None:
+        self.end_thinking()
+        await self._add(Static(label, markup=False, classes="tool-call"))
+
+    def end_thinking(self) -> None:
+        current = self.current_thinking()
+        if current is not None:
+            current.finish()
+
+    async def reclassify_as_thinking(self) -> None:
+        """Everything shown as answer so far was thinking (a ``</think>`` with no opening tag)."""
+        answers = [p for p in self.parts if isinstance(p, AnswerView)]
+        if not answers:
+            return
+        text = "".join(a.text for a in answers)
+        for answer in answers:
+            self.parts.remove(answer)
+            await answer.remove()
+        view = ThinkingView(self._count, self._clock, text=text)
+        self.parts.insert(0, view)
+        await self._parts_box.mount(view, before=0)
+
+    async def set_status(self, text: str, kind: StatusKind) -> StatusLine:
+        """Show a status line; a retry countdown is replaced, not stacked."""
+        if kind == "retry":
+            for line in self.statuses:
+                if line.kind == "retry":
+                    line.update(text)
+                    return line
+        line = StatusLine(text, kind)
+        self.statuses.append(line)
+        await self.mount(line)
+        return line
+
+    async def clear_retry(self) -> None:
+        for line in [s for s in self.statuses if s.kind == "retry"]:
+            self.statuses.remove(line)
+            await line.remove()
+
+    async def finish(self) -> None:
+        self.end_thinking()
+        for part in self.parts:
+            if isinstance(part, AnswerView):
+                await part.finish()
+
+    @property
+    def answer_text(self) -> str:
+        return "".join(p.text for p in self.parts if isinstance(p, AnswerView))
