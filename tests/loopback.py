@@ -47,9 +47,10 @@ import asyncio
 import inspect
 import json
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Union
+from typing import Any, Union
 from urllib.parse import parse_qs, urlsplit
 
 FIXTURES = Path(__file__).parent / "fixtures" / "providers"
@@ -85,7 +86,7 @@ class Reply:
     pace: float = 0.0
 
 
-Handler = Callable[[Request], Union[Reply, Awaitable[Reply]]]
+Handler = Callable[[Request], Reply | Awaitable[Reply]]
 Scripted = Union[Reply, Handler]
 
 
@@ -304,4 +305,4 @@ def _pieces(body: bytes, seed: int | None, max_chunk: int, marks: tuple[int | No
                 break
             cuts.add(pos)
     edges = [0, *sorted(cuts), len(body)]
-    return [body[a:b] for a, b in zip(edges, edges[1:]) if b > a]
+    return [body[a:b] for a, b in zip(edges, edges[1:], strict=False) if b > a]

@@ -9,20 +9,27 @@ structured system prompt) with a structured summary.
 from __future__ import annotations
 
 import asyncio
+import io
+import os
 import random
+import sys
+from asyncio.subprocess import PIPE
 from typing import Any
 
 import pytest
-
 from loopback import LoopbackServer, Reply, encode_sse, error, sse
+
 from tractui import compaction_prompt as prompt
+from tractui.cli_history import run_history_command
 from tractui.compaction import Summarizer, compact, compaction_count
 from tractui.compaction_gate import compact_conversation
 from tractui.core.content import Content
+from tractui.core.context import measure_context
 from tractui.core.events import Notice, StreamError
 from tractui.core.settings import Settings
 from tractui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
-from tractui.providers import ProviderConfig, make_provider
+from tractui.profiles import ProfileStore
+from tractui.providers import ProviderConfig
 from tractui.session import Conversation
 from tractui.store.compile import compacted_ids
 from tractui.store.history import HistoryStore
@@ -184,6 +191,9 @@ async def test_compiled_context_after_compaction_is_summary_plus_recent_turns(st
     chain = conv.history()
     hidden = compacted_ids(chain)
     assert len(hidden) == 10 and all(store.get(i) is not None for i in hidden)
+    log = io.StringIO()
+    assert run_history_command(["log", conv.session_id], out=log) == 0
+    assert log.getvalue().count("[compacted]") == 10 and "summary" in log.getvalue()
     await say(conv, "next question")
     sent = model.chat[-1]["messages"]
     assert _text(sent[0]["content"]).startswith(prompt.SUMMARY_HEADER)
@@ -343,3 +353,64 @@ async def test_a_provider_context_length_error_trims_the_oldest_turns_and_retrie
     events = await say(conv, "and another")
     errors = [e for e in events if isinstance(e, StreamError)]
     assert len(errors) == 1 and errors[0].kind == "context_length"  # retried once only
+
+
+async def test_print_mode_continue_compacts_the_same_way(store, loopback, tmp_path):
+    model = Model(loopback)
+    conv = conversation(store, loopback, make_settings())
+    for turn in range(17):
+        await say(conv, f"question {turn}: {words(30, turn)}")
+    assert conv.gauge().should_compact() and not model.summaries
+    env = {
+        **os.environ,
+        "TRACTUI_CONFIG_DIR": str(tmp_path / "config"),
+        "TRACTUI_DATA_DIR": str(tmp_path / "data"),
+        "OPENAI_API_KEY": "sk-loopback-test",
+    }
+    argv = [
+        "-m", "tractui.cli", "-c", "-p", "what next?",
+        "--provider", "openai", "--model", "loopback-model", "--base-url", f"{loopback.url}/v1",
+        "--set", f"context-limit={LIMIT}", "--set", f"max-tokens={MAX_TOKENS}",
+    ]
+    proc = await asyncio.create_subprocess_exec(sys.executable, *argv, env=env, stdout=PIPE, stderr=PIPE)
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    assert "compacting first" in err.decode() and "compacted 1×" in err.decode()
+    assert out.decode().startswith("answer 18:")
+    assert len(model.summaries) >= 1
+    sent = model.chat[-1]["messages"]
+    assert _text(sent[0]["content"]).startswith(prompt.SUMMARY_HEADER) and sent[-1]["content"] == "what next?"
+    assert body_tokens(model.chat[-1]) + MAX_TOKENS <= LIMIT
+    assert compaction_count(store.chain(conv.session_id)) == 1
+
+
+async def test_compaction_model_and_profile_choose_the_summariser(store, loopback):
+    model = Model(loopback)
+    settings = make_settings(**{"compaction.model": "cheap-model"})
+    conv = conversation(store, loopback, settings)
+    for turn in range(6):
+        await say(conv, f"question {turn}: {words(20, turn)}")
+    assert [e async for e in compact_conversation(conv)][-1].ok
+    assert model.summaries[-1]["model"] == "cheap-model" and model.chat[-1]["model"] == "loopback-model"
+
+    cheap = ProviderConfig("openai", "profile-model", base_url=f"{loopback.url}/v1", api_key_env="")
+    ProfileStore().save("summariser", cheap, Settings({"context-limit": 4000}))
+    settings.unset("compaction.model")
+    settings.set("compaction.profile", "summariser")
+    await say(conv, "more")
+    await say(conv, "and more")
+    assert [e async for e in compact_conversation(conv)][-1].ok
+    assert model.summaries[-1]["model"] == "profile-model"
+    assert model.summaries[-1]["max_tokens"] == 4000 // 8
+
+    settings.set("compaction.profile", "no-such-profile")
+    chain = [c.id for c in conv.history()]
+    result = [e async for e in compact_conversation(conv)][-1]
+    assert not result.ok and "no-such-profile" in result.message
+    assert [c.id for c in conv.history()] == chain
+
+
+def test_the_worked_example_in_the_docs_matches_the_gauge():
+    settings = Settings({"context-limit": 200000, "max-tokens": 16000})
+    reading = measure_context([Content.human("hi")], settings)
+    assert (reading.margin, reading.usable, reading.threshold) == (4000, 180000, 153000)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import httpx
 import pytest
-
 from loopback import FIXTURES, LoopbackServer, error, json_body, openai_chat_reply, sse
 
 

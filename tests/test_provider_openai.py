@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from loopback import FIXTURES, LoopbackServer, error, json_body, openai_chat_reply, sse
+
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
-from tractui.core.reasoning import apply_reasoning_policy
 from tractui.core.events import (
     Done,
     RedactedThinking,
@@ -25,6 +24,7 @@ from tractui.core.events import (
     ThinkingSignature,
     UsageEvent,
 )
+from tractui.core.reasoning import apply_reasoning_policy
 from tractui.core.settings import Settings
 from tractui.providers import ProviderConfig, make_provider
 from tractui.providers.base import Provider, redact

@@ -217,3 +217,18 @@ def test_format_value_reads_like_what_a_user_types():
     assert format_value(("think", "thinking")) == "think,thinking"
     assert format_value(0.85) == "0.85"
     assert format_value(8192) == "8192"
+
+
+def test_docs_settings_lists_every_key_as_the_registry_defines_it():
+    from pathlib import Path
+
+    doc = (Path(__file__).parent.parent / "docs" / "settings.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip().strip("`"): line for line in doc.splitlines() if line.startswith("| `")}
+    rows = {k: v for k, v in rows.items() if not k.startswith("/")}
+    assert set(rows) == set(REGISTRY), "docs/settings.md must list exactly the registry's keys"
+    for spec in SPECS:
+        cells = [c.strip() for c in rows[spec.key].split("|")[1:-1]]
+        default = format_value(spec.default) if spec.default != "" else "(empty)"
+        when = "at once" if spec.display else "next request"
+        assert cells[1:4] == [spec.allowed(), default, when], spec.key
+        assert cells[4], f"{spec.key} needs a meaning"

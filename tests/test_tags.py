@@ -45,8 +45,12 @@ def merged(events):
 
 def split(text):
     """(thinking, text) as the assembler stores them."""
+    return split_with(text)
+
+
+def split_with(text, **options):
     asm = MessageAssembler()
-    for ev in run([text]):
+    for ev in run([text], **options):
         asm.feed(ev)
     return asm.reasoning, asm.text
 
@@ -144,10 +148,15 @@ def test_anywhere_mode_accepts_interleaved_blocks():
         ("text", "Step 1."),
         ("think", "check"),
         ("end", False),
-        ("text", "Step 2."),
+        ("text", "\n\nStep 2."),
         ("think", "more"),
         ("end", True),
     ]
+
+
+def test_anywhere_mode_strips_blank_lines_only_before_the_answer():
+    assert split_with("<think>a</think>\n\nAnswer", anywhere=True) == ("a", "Answer")
+    assert split_with("Answer.<think>a</think>\n\nMore.", anywhere=True) == ("a", "Answer.\n\nMore.")
 
 
 def test_consecutive_blocks_at_the_start_are_all_reasoning():

@@ -224,3 +224,14 @@ def test_warm_loads_in_a_thread():
     worker.join()
     assert "cl100k_base" in tokens._cache
     assert counter.count("hello world") == 2
+
+
+def test_cache_is_bounded_by_the_text_it_holds():
+    counter = TokenCounter()
+    counter.MAX_CACHED_CHARS = 100
+    partial = ""
+    for _ in range(50):  # a streaming reply: every update a longer partial
+        partial += "word "
+        assert counter.count_content(Content(speaker="ai", blocks=[TextBlock(text=partial)])) == MESSAGE_OVERHEAD + counter.count(partial)
+    assert counter._cached_chars <= 100
+    assert len(counter._messages) < 50

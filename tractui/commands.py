@@ -13,7 +13,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from tractui.core.settings import REGISTRY, SPECS, SettingError, Settings, closest, format_value, spec_for
+from tractui.core.settings import (
+    REGISTRY,
+    SPECS,
+    SettingError,
+    Settings,
+    closest,
+    format_value,
+    spec_for,
+)
 from tractui.profiles import Profile, ProfileError, ProfileStore, validated
 from tractui.providers.base import ProviderConfig
 
@@ -309,8 +317,10 @@ def complete(
             return _words(head, sub, PROFILE_SUBCOMMANDS, trailing=" ")
         if sub.lower() in ("load", "save", "delete") and profiles is not None:
             entries = [e for e in profiles.list() if sub.lower() != "delete" or e.source == "user"]
-            choices = sorted({(e.name, f"{e.source}: {e.provider} · {e.model}" if e.provider else e.source) for e in entries})
-            return _words(f"{head}{sub} ", word, tuple(choices))
+            choices: dict[str, str] = {}
+            for e in entries:  # user first, so a user profile's row wins over the shipped one it hides
+                choices.setdefault(e.name, f"{e.source}: {e.provider} · {e.model}" if e.provider else e.source)
+            return _words(f"{head}{sub} ", word, tuple(choices.items()))
         return []
     if name == "theme":
         return _words(head, rest, tuple((t, "theme") for t in themes))

@@ -24,7 +24,7 @@ from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content
 from tractui.core.context import output_reserve
 from tractui.core.events import StreamError
-from tractui.core.reasoning import apply_reasoning_policy
+from tractui.core.reasoning import thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.providers import Provider, ProviderConfig, make_provider
@@ -34,6 +34,7 @@ from tractui.store.history import Commit, HistoryStore
 SUMMARY_SHARE = 8  # the summary may use at most 1/8 of the summarising model's window
 MIN_SUMMARY_TOKENS = 128
 CALL_OVERHEAD = 64  # message framing and the request wrapper around the transcript
+RENDER_OVERHEAD = 12  # "### Assistant", "(thinking)" labels and blank lines around one rendered message
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,25 +115,21 @@ class Summarizer:
             await self.provider.aclose()
 
 
-def resolve_summarizer(
-    config: ProviderConfig, settings: Settings, provider: Provider, counter: TokenCounter, *, profiles: object | None = None
-) -> Summarizer:
+def resolve_summarizer(config: ProviderConfig, settings: Settings, provider: Provider, counter: TokenCounter) -> Summarizer:
     """Pick the summarising model: ``compaction.profile``, else ``compaction.model``, else the active one.
 
-    ``profiles`` is a ``ProfileStore``-like object with ``load(name)``; a bad
-    profile name raises ``CompactionError`` (one line) before anything is sent.
+    A profile that cannot be loaded raises ``CompactionError`` (one line) before anything is sent.
     """
     profile_name = settings.get("compaction.profile")
     if profile_name:
-        from tractui.profiles import ProfileStore
+        from tractui.profiles import ProfileStore  # only when used: profiles pull in TOML writing
 
-        store = profiles if profiles is not None else ProfileStore()
         try:
-            profile = store.load(profile_name)  # type: ignore[attr-defined]
-        except Exception as exc:  # ProfileError / SettingError: already one line
+            profile = ProfileStore().load(profile_name)
+            cfg = profile.provider_config()
+            return Summarizer(make_provider(cfg), Settings(profile.settings), TokenCounter(cfg.model), f"{cfg.provider}/{cfg.model}", True)
+        except ValueError as exc:  # ProfileError, SettingError, UnknownProvider: already one line
             raise CompactionError(f"compaction.profile '{profile_name}': {exc}") from None
-        cfg = profile.provider_config()
-        return Summarizer(make_provider(cfg), Settings(profile.settings), TokenCounter(cfg.model), f"{cfg.provider}/{cfg.model}", True)
     model = settings.get("compaction.model")
     if model and model != config.model:
         cfg = dataclasses.replace(config, model=model)
@@ -142,39 +139,35 @@ def resolve_summarizer(
 
 @dataclass
 class Turn:
-    """One turn of the live history: its commits (a summary is a turn of its own) and its messages as sent."""
+    """One turn of the live history: its commits (a summary is a turn of its own) and its stored messages."""
 
     commits: list[Commit]
     messages: list[Content] = field(default_factory=list)
-    tokens: int = 0
+    tokens: int = 0  # as sent: thinking counted only when the policy sends it
+
+
+def thinking_sent_for_older_turns(settings: Settings) -> bool:
+    """Whether an earlier turn's thinking goes out with the request (and so counts and is summarised).
+
+    ``allButLast`` keeps only the newest reply's thinking, and that turn is
+    always kept verbatim, so for what may be summarised it acts like ``all``.
+    """
+    return thinking_policy(settings) == "none"
 
 
 def live_turns(chain: Sequence[Commit], settings: Settings, counter: TokenCounter) -> list[Turn]:
-    """The chain as the model sees it (summaries substituted), grouped into turns and counted.
-
-    Each turn is counted with the thinking that would be sent for an *earlier*
-    turn: ``allButLast`` keeps only the newest reply's thinking, and that one
-    is always kept verbatim, so for what may be summarised it behaves as ``all``.
-    """
+    """The chain as the model sees it (summaries substituted), grouped into turns and counted."""
     turns: list[Turn] = []
     for commit in effective_commits(chain):
         if commit.kind in ("user", "summary") or not turns:
             turns.append(Turn([commit]))
         else:
             turns[-1].commits.append(commit)
-    older = _older_turn_settings(settings)
+    thinking = thinking_sent_for_older_turns(settings)
     for turn in turns:
-        turn.messages = [m for m in apply_reasoning_policy(merge_commits(turn.commits), older) if m.blocks or m.speaker != "ai"]
-        turn.tokens = counter.count_messages(turn.messages)
+        turn.messages = merge_commits(turn.commits)
+        turn.tokens = counter.count_messages(turn.messages, include_thinking=thinking)
     return turns
-
-
-def _older_turn_settings(settings: Settings) -> Settings:
-    if settings.get("reasoning.stripFromContext") != "allButLast":
-        return settings
-    older = settings.copy()
-    older.set("reasoning.stripFromContext", "all")
-    return older
 
 
 def compaction_count(chain: Sequence[Commit]) -> int:
@@ -239,10 +232,12 @@ async def compact(
     older, kept = turns[:count], turns[count:]
     before = sum(t.tokens for t in older)
     try:
-        parts = _parts(older, summarizer)
+        reserved = counter.count(instructions or "")
+        parts = transcript_parts(older, summarizer, thinking_sent_for_older_turns(settings), reserved=reserved)
         summary: str | None = None
         for i, part in enumerate(parts, 1):
-            yield CompactionProgress("summarising", f"summarising {before:,} tokens with {summarizer.label}", i, len(parts))
+            of = f" (part {i} of {len(parts)})" if len(parts) > 1 else ""
+            yield CompactionProgress("summarising", f"summarising {before:,} tokens with {summarizer.label}{of}", i, len(parts))
             text = prompt.request_text(part, previous=summary, instructions=instructions, part=(i, len(parts)))
             summary = await summarizer.summarise(text)
     except CompactionError as exc:
@@ -275,11 +270,22 @@ async def compact(
     )
 
 
-def _parts(older: Sequence[Turn], summarizer: Summarizer) -> list[str]:
-    """The transcript of ``older`` cut into slices that each fit one summary call."""
-    budget = summarizer.input_budget - summarizer.output_budget  # room for the running summary
+def transcript_parts(older: Sequence[Turn], summarizer: Summarizer, thinking: bool, *, reserved: int = 0) -> list[str]:
+    """The transcript of ``older`` cut into slices that each fit one summary call.
+
+    Each slice leaves room for the running summary and ``reserved`` tokens
+    (the user's focus instructions).
+    """
+    budget = summarizer.input_budget - summarizer.output_budget - reserved
     if budget < MIN_SUMMARY_TOKENS:
         raise CompactionError(f"the context-limit of {summarizer.label} is too small to summarise anything")
-    rendered = [_shorten(prompt.render_message(m), budget, summarizer.counter) for t in older for m in t.messages]
-    sizes = [summarizer.counter.count(r) + 4 for r in rendered]
+    counter = summarizer.counter
+    messages = [m for t in older for m in t.messages]
+    # A message's cached count plus its rendering's labels: no second tokenizer pass over the transcript.
+    sizes = [counter.count_content(m, include_thinking=thinking) + RENDER_OVERHEAD for m in messages]
+    rendered = [prompt.render_message(m, include_thinking=thinking) for m in messages]
+    for i, size in enumerate(sizes):
+        if size > budget:
+            rendered[i] = _shorten(rendered[i], budget - RENDER_OVERHEAD, counter)
+            sizes[i] = budget
     return ["\n\n".join(rendered[a:b]) for a, b in plan.split_parts(sizes, budget)]

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
 from tractui import compaction_plan as plan
-from tractui.compaction import CompactionEvent, CompactionResult, Summarizer, compact, compaction_count, resolve_summarizer
+from tractui.compaction import CompactionError, CompactionEvent, CompactionResult, compact, compaction_count, resolve_summarizer
 from tractui.core.content import Content
 from tractui.core.context import ContextReading
 from tractui.core.events import Notice, StreamError, StreamEvent
@@ -53,7 +53,6 @@ async def compact_conversation(
     *,
     automatic: bool = False,
     head: str | None = None,
-    summarizer: Summarizer | None = None,
 ) -> AsyncIterator[CompactionEvent]:
     """``/compact [instructions]``: progress events, then one ``CompactionResult``.
 
@@ -64,8 +63,8 @@ async def compact_conversation(
         yield CompactionResult(False, "nothing to compact: the conversation is empty", automatic=automatic)
         return
     try:
-        summarizer = summarizer or resolve_summarizer(conv.config, conv.settings, conv.provider, conv.counter)
-    except Exception as exc:  # CompactionError from a bad compaction.profile
+        summarizer = resolve_summarizer(conv.config, conv.settings, conv.provider, conv.counter)
+    except (CompactionError, ValueError) as exc:  # a bad compaction.profile or provider name
         yield CompactionResult(False, f"compaction failed, history unchanged: {exc}", automatic=automatic)
         return
     try:
@@ -113,6 +112,7 @@ class Preflight:
         self.parent_id = parent_id
         self.blocked: StreamError | None = None
         self.result: CompactionResult | None = None
+        self.reading: ContextReading | None = None  # the last measurement: what is sent
 
     async def run(self) -> AsyncIterator[StreamEvent]:
         reading = self.conv.gauge(head=self.parent_id)
@@ -130,11 +130,12 @@ class Preflight:
             elif self.result is not None:
                 yield Notice(self.result.message)
             reading = self.conv.gauge(head=self.parent_id)
+        self.reading = reading
         self.blocked = over_limit(reading)
 
 
 def trim_for_retry(
-    messages: Sequence[Content], counter: TokenCounter, reading: ContextReading
+    messages: Sequence[Content], counter: TokenCounter, reading: ContextReading | None
 ) -> tuple[list[Content], Notice] | None:
     """After a provider's context-length error: drop the oldest compiled turns (once; the store is untouched).
 
@@ -143,7 +144,9 @@ def trim_for_retry(
     last turn is left, so the error stands.
     """
     tokens = [counter.count_content(m) for m in messages]
-    target = min(reading.threshold, int(sum(tokens) * 0.75)) - reading.breakdown.system - reading.breakdown.tools
+    target = int(sum(tokens) * 0.75)
+    if reading is not None:
+        target = min(reading.threshold, target) - reading.breakdown.system - reading.breakdown.tools
     drop = plan.trim_oldest(messages, tokens, max(0, target))
     if drop == 0:
         return None

@@ -44,26 +44,30 @@ SUMMARY_HEADER = "[Summary of the earlier conversation — the original turns we
 _SPEAKERS = {"human": "User", "ai": "Assistant", "tool": "Tool", "system": "System"}
 
 
-def render_message(content: Content) -> str:
-    """One message as plain text for the summariser; hidden (encrypted) thinking is skipped."""
+def render_message(content: Content, *, include_thinking: bool = True) -> str:
+    """One message as plain text for the summariser; hidden (encrypted) thinking is skipped.
+
+    Thinking the reasoning policy does not send is left out too: the model
+    never saw it again, so the summary should not resurrect it.
+    """
     who = _SPEAKERS[content.speaker]
     lines: list[str] = []
     for block in content.blocks:
         if isinstance(block, TextBlock) and block.text:
             lines.append(block.text)
-        elif isinstance(block, ThinkingBlock) and block.thought and not block.is_hidden:
+        elif isinstance(block, ThinkingBlock) and include_thinking and block.thought and not block.is_hidden:
             lines.append(f"(thinking) {block.thought}")
         elif isinstance(block, ToolCallBlock):
             lines.append(f"(tool call {block.name}) {block.arguments}")
         elif isinstance(block, ToolResultBlock):
             lines.append(f"(tool result{' error' if block.is_error else ''}) {block.content}")
-    if content.metadata.get("status") == "interrupted":
+    if content.metadata.get("interrupted"):
         lines.append("(reply interrupted)")
     return f"### {who}\n" + "\n".join(lines)
 
 
-def render_transcript(messages: Sequence[Content]) -> str:
-    return "\n\n".join(render_message(m) for m in messages)
+def render_transcript(messages: Sequence[Content], *, include_thinking: bool = True) -> str:
+    return "\n\n".join(render_message(m, include_thinking=include_thinking) for m in messages)
 
 
 def request_text(transcript: str, *, previous: str | None = None, instructions: str | None = None, part: tuple[int, int] | None = None) -> str:

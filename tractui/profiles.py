@@ -15,10 +15,10 @@ import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Callable, Literal, TypeVar
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from tractui.core.settings import SettingError, Settings, closest, parse_value, spec_for
 from tractui.paths import config_dir as default_config_dir
@@ -34,6 +34,7 @@ _ENV_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # or anywhere when followed by a key-length run of key characters.
 _KEY_PREFIXES = ("sk-", "sk_", "AIza", "xai-", "gsk_", "hf_", "ghp_", "github_pat_", "AKIA", "r8_", "pplx-")
 _KEY_INSIDE = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(p) for p in _KEY_PREFIXES) + r")[A-Za-z0-9_\-]{16,}")
+T = TypeVar("T")
 HEADER = "# tractui profile. api_key_env names the environment variable holding the key; never put a key here.\n"
 
 
@@ -157,6 +158,7 @@ class ProfileStore:
 
     def write(self, profile: Profile) -> Path:
         """Write ``profile`` as a user profile, refusing anything that looks like a key."""
+        check_name(profile.name)
         data = profile_to_toml(profile)
         for field, value in _strings(data):
             if looks_like_key(value):
@@ -320,10 +322,8 @@ def write_private(path: Path, text: str) -> None:
         raise
 
 
-def validated(build: Any, where: str) -> Any:
+def validated(build: Callable[[], T], where: str) -> T:
     """Run a pydantic constructor, turning its errors into one ``ProfileError`` line."""
-    from pydantic import ValidationError
-
     try:
         return build()
     except ValidationError as err:

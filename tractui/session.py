@@ -14,6 +14,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from tractui.compaction_gate import Preflight, trim_for_retry
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content, ThinkingBlock, Usage
 from tractui.core.context import CallBasis, ContextReading, measure_context
@@ -128,6 +129,7 @@ class Conversation:
         self.config = config
         self.profile_name = profile_name
         self._provider = provider
+        self._retired: list[Provider] = []  # replaced by a profile switch; closed in aclose()
         self.session_id: str | None = store.resolve_session(session_id) if session_id else None
         self._before_hooks: list[BeforeRequest] = []
         self._producer: asyncio.Task[None] | None = None
@@ -173,6 +175,8 @@ class Conversation:
     def switch_profile(self, config: ProviderConfig, settings: Settings, name: str | None) -> None:
         """Use ``config`` and ``settings`` from the next request on; the history stays."""
         if config != self.config:
+            if self._provider is not None:
+                self._retired.append(self._provider)
             self._provider = None
             self._counter = TokenCounter(config.model)
         self.config, self.settings, self.profile_name = config, settings, name
@@ -190,8 +194,10 @@ class Conversation:
             await hook(self)
 
     async def aclose(self) -> None:
-        if self._provider is not None:
-            await self._provider.aclose()
+        """Close the providers' HTTP clients."""
+        for provider in [*self._retired, *([self._provider] if self._provider else [])]:
+            await provider.aclose()
+        self._retired.clear()
 
     # -- turns -------------------------------------------------------------
     def _session(self) -> str:
@@ -266,6 +272,16 @@ class Conversation:
         await self._before_request()
         if self.store.head(session_id) != head:  # a hook appended (a summary): the reply follows it
             parent_id = self.store.head(session_id) or parent_id
+        # -- compaction pre-flight (tractui/compaction_gate.py): measure, compact at most once, refuse what cannot fit
+        preflight = Preflight(self, parent_id)
+        async for event in preflight.run():
+            yield event
+        if preflight.blocked is not None:
+            yield preflight.blocked
+            return
+        parent_id = preflight.parent_id
+        retry: list[Content] | None = None  # trimmed messages after a context-length error (once)
+        # --
         settings, config = self.settings, self.config
         chain = self.store.chain(session_id, head=parent_id)
         messages = compile_history(chain, settings)
@@ -285,7 +301,17 @@ class Conversation:
             while True:
                 event = await queue.get()
                 if isinstance(event, _End):
-                    break
+                    if retry is None:
+                        break
+                    messages, retry, basis = retry, None, None  # a trimmed request is no basis for the gauge
+                    self._producer = asyncio.create_task(self._pump(provider, messages, settings, system, queue))
+                    continue
+                if isinstance(event, StreamError) and event.kind == "context_length" and basis is not None and not assembler.content().blocks:
+                    trimmed = trim_for_retry(messages, self._counter, preflight.reading)
+                    if trimmed is not None:
+                        retry, notice = trimmed
+                        yield notice
+                        continue
                 assembler.feed(event)
                 yield event
                 if time.monotonic() - writer.last_flush >= FLUSH_INTERVAL:
@@ -300,11 +326,13 @@ class Conversation:
             self._streaming_parent = None
             self._finish(writer, assembler, basis)
 
-    def _finish(self, writer: _ReplyWriter, assembler: MessageAssembler, basis: dict[str, Any]) -> None:
+    def _finish(self, writer: _ReplyWriter, assembler: MessageAssembler, basis: dict[str, Any] | None) -> None:
         error = assembler.error
         cancelled = self._cancelled or (error is not None and error.kind == "cancelled")
         status: Status = "interrupted" if cancelled else "error" if error is not None else "complete"
-        metadata: dict[str, Any] = {"base_url": writer.stamps["base_url"], "basis": basis}
+        metadata: dict[str, Any] = {"base_url": writer.stamps["base_url"]}
+        if basis is not None:
+            metadata["basis"] = basis
         if assembler.finish_reason is not None:
             metadata["finish_reason"] = assembler.finish_reason
         if error is not None and not cancelled:
@@ -322,9 +350,19 @@ class Conversation:
             system_prompt=system or "", tools_tokens=0, basis=None, counter=self._counter,
         ).effective
 
-    def gauge(self, partial: Content | None = None) -> ContextReading:
-        """The one context number (footer, /context, compaction), the streaming reply included."""
-        if self._streaming_parent is not None and self.session_id is not None:
+    @property
+    def counter(self) -> TokenCounter:
+        """The tokenizer (with its per-message cache) the gauge uses; compaction counts with it too."""
+        return self._counter
+
+    def gauge(self, partial: Content | None = None, *, head: str | None = None) -> ContextReading:
+        """The one context number (footer, /context, compaction), the streaming reply included.
+
+        ``head`` measures the chain ending there instead (the pre-flight of a retry).
+        """
+        if head is not None and self.session_id is not None:
+            chain = self.store.chain(self.session_id, head=head)
+        elif self._streaming_parent is not None and self.session_id is not None:
             chain = self.store.chain(self.session_id, head=self._streaming_parent)
             if partial is None and self.assembler is not None:
                 partial = self.assembler.content()

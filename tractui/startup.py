@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from tractui.core.settings import SettingError, Settings
-from tractui.profiles import Profile, ProfileError, ProfileStore, validated, load_app_config
+from tractui.profiles import (
+    Profile,
+    ProfileError,
+    ProfileStore,
+    load_app_config,
+    validated,
+)
 from tractui.providers.base import ProviderConfig, key_env_name
 
 DEMO = ProviderConfig(provider="demo", model="demo")

@@ -164,8 +164,8 @@ def measure_context(
         basis = None
 
     if basis is None:
-        body, _ = counter.totals(messages)
-        thinking = sent.thinking(messages, counter, total)
+        body, every_thinking = counter.totals(messages)
+        thinking = every_thinking if sent.every else sent.thinking(messages, counter, total)
         new_since = body + thinking
         effective = system + tools_tokens + new_since
         last_error = None

@@ -39,6 +39,8 @@ class SettingSpec:
         if self.kind == "enum":
             return ", ".join(self.choices)
         if self.kind == "int":
+            if self.minimum is not None and self.maximum is not None:
+                return f"an integer from {int(self.minimum)} to {int(self.maximum)}"
             lo = "" if self.minimum is None else f" ≥ {int(self.minimum)}"
             return f"an integer{lo} (8k, 1.5k and 0.5M accepted; K = 1024)"
         if self.kind == "float":

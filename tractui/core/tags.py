@@ -16,7 +16,8 @@ arrives. The rules (see docs/reasoning.md):
   the prompt: a ``ReclassifyAsThinking`` event turns the text so far into
   thinking (``starts_in_thinking=True`` assumes it from the first character);
 * a block still open at the end is thinking, ``ThinkingEnd(unterminated=True)``;
-* the answer does not begin with the blank lines that follow ``</think>``.
+* the answer does not begin with the blank lines that follow ``</think>``
+  (between parts of an answer, in ``anywhere`` mode, they are kept).
 
 This runs on every streamed chunk, so the common case (inside text or
 thinking, no ``<`` in the chunk) is a single ``in`` test and one event.
@@ -52,6 +53,7 @@ class ThinkTagExtractor:
         "_state",
         "_hold",
         "_strip",
+        "_answered",
         "_may_reclassify",
         "_needles",
         "_longest",
@@ -77,6 +79,7 @@ class ThinkTagExtractor:
         self._longest = max(len(t) for pair in pairs for t in pair)
         self._hold = ""  # undecided tail: a possible tag start, or leading whitespace
         self._strip = False  # drop the blank lines that open the coming answer
+        self._answered = False  # visible answer text has started
         # a </think> may still re-classify: no block and no literal open tag seen yet
         self._may_reclassify = not starts_in_thinking
         if starts_in_thinking:
@@ -161,6 +164,7 @@ class ThinkTagExtractor:
             self._strip = False
         if space:
             out.append(TextDelta(space))
+        self._answered = True
         self._enter(_TEXT)
         return at
 
@@ -194,7 +198,7 @@ class ThinkTagExtractor:
     def _on_tag(self, tag: str, after: int, out: list[ExtractorEvent]) -> int:
         if self._state == _THINK:  # the block closes
             out.append(ThinkingEnd())
-            self._strip = True
+            self._strip = not self._answered
             self._enter(_LEAD)
         elif tag in self._close_of:  # an open tag inside the answer
             self._may_reclassify = False
@@ -207,6 +211,7 @@ class ThinkTagExtractor:
             out.append(ReclassifyAsThinking())
             out.append(ThinkingEnd())
             self._may_reclassify = False
+            self._answered = False
             self._strip = True
             self._enter(_LEAD)
         return after

@@ -13,7 +13,6 @@ message's text means a growing history is never re-tokenized.
 
 from __future__ import annotations
 
-import operator
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,13 +151,17 @@ class TokenCounter:
     provider's usage, which the context gauge uses.
     """
 
-    MAX_CACHED = 100_000
+    MAX_CACHED_CHARS = 8_000_000
+    """Cache budget: a streaming reply is re-counted at every update and each
+    partial is a new key, so the cache is bounded by the text it holds; when
+    full it starts over (the running totals in ``totals`` survive that)."""
 
     def __init__(self, model: str | None = None, *, encoding: str | None = None) -> None:
         self.encoding_name = encoding or encoding_for_model(model)
         if self.encoding_name not in _SPECS:
             raise ValueError(f"unknown encoding '{self.encoding_name}'")
         self._messages: dict[Hashable, tuple[int, int]] = {}
+        self._cached_chars = 0
         # running totals over the last history seen: a gauge update then costs
         # only the messages added since (see ``totals``)
         self._seen: list[Content] = []
@@ -179,19 +182,28 @@ class TokenCounter:
         found = self._messages.get(key)
         if found is not None:
             return found
-        body, thinking = MESSAGE_OVERHEAD, 0
+        body, thinking, chars = MESSAGE_OVERHEAD, 0, 0
         for block in content.blocks:
             if isinstance(block, TextBlock):
                 body += self.count(block.text)
+                chars += len(block.text)
             elif isinstance(block, ThinkingBlock):
                 thinking += 0 if block.is_hidden else self.count(block.thought)
+                chars += len(block.thought)
             elif isinstance(block, ToolCallBlock):
                 body += self.count(block.name) + self.count(block.arguments)
+                chars += len(block.name) + len(block.arguments)
             elif isinstance(block, ToolResultBlock):
                 body += self.count(block.content)
-        if len(self._messages) >= self.MAX_CACHED:
+                chars += len(block.content)
+        found = (body, thinking)
+        if chars > self.MAX_CACHED_CHARS:
+            return found
+        if self._cached_chars + chars > self.MAX_CACHED_CHARS:
             self._messages.clear()
-        self._messages[key] = found = (body, thinking)
+            self._cached_chars = 0
+        self._messages[key] = found
+        self._cached_chars += chars
         return found
 
     def count_content(self, content: Content, *, include_thinking: bool = True) -> int:
@@ -208,21 +220,21 @@ class TokenCounter:
         """(body tokens, thinking tokens) summed over ``contents[:end]``.
 
         Running totals are kept for the last history seen; the common prefix
-        is found by object identity (a C-speed pass), so a growing history
-        costs only its new messages. Messages are treated as immutable: an
-        edited message must be a new object (the store and the assembler
-        always make new ones).
+        is found with one C-speed list comparison (identity first, then
+        equality, which is all a count depends on), so a growing history
+        costs only its new messages.
         """
-        stop = len(contents) if end is None else end
+        items = contents if isinstance(contents, list) else list(contents)
+        stop = len(items) if end is None else end
         seen, cumulative = self._seen, self._cumulative
         common = min(len(seen), stop)
-        if common and not all(map(operator.is_, seen[:common], contents[:common])):
-            common = next(i for i in range(common) if seen[i] is not contents[i])
+        if common and seen[:common] != items[:common]:
+            common = next(i for i in range(common) if seen[i] is not items[i] and seen[i] != items[i])
         if common < stop:
             del seen[common:]
             del cumulative[common + 1 :]
             body, thinking = cumulative[-1]
-            for content in contents[common:stop]:
+            for content in items[common:stop]:
                 b, t = self.split(content)
                 body, thinking = body + b, thinking + t
                 seen.append(content)

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 import httpx
-from httpx_sse import EventSource, SSEError
 
 from tractui.core.content import Content
 from tractui.core.events import (
@@ -33,7 +32,8 @@ from tractui.core.events import (
     StreamEvent,
 )
 from tractui.core.settings import Settings
-from tractui.providers.errors import error_from_body
+from tractui.providers.errors import error_from_body, make_error, parse_error_body
+from tractui.providers.sse import aiter_events
 
 DEFAULT_KEY_ENV: dict[str, str] = {
     "openai": "OPENAI_API_KEY",
@@ -146,13 +146,13 @@ class Provider(ABC):
     def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
         """The JSON body for ``messages`` (already filtered by the reasoning policy)."""
 
-    @abstractmethod
     def url(self, settings: Settings) -> str:
-        """The streaming endpoint."""
+        """The streaming endpoint (HTTP providers override; the demo has none)."""
+        raise NotImplementedError
 
-    @abstractmethod
     def new_parser(self, settings: Settings) -> StreamParser:
-        """A fresh parser for one response stream."""
+        """A fresh parser for one response stream (HTTP providers override)."""
+        raise NotImplementedError
 
     def auth_headers(self, key: str | None) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}"} if key else {}
@@ -209,28 +209,24 @@ class Provider(ABC):
             return
         for note in self.notices(settings):
             yield Notice(note)
-        headers = {"Accept": "text/event-stream", **self.auth_headers(key), **self.extra_headers(settings)}
+        headers = {"Accept": "text/event-stream", **self.extra_headers(settings), **self.auth_headers(key)}
         retries = int(settings.get("retries"))
-        read_timeout = float(settings.get("timeout"))
-        timeout = httpx.Timeout(CONNECT_TIMEOUT, read=read_timeout)
+        timeout = httpx.Timeout(CONNECT_TIMEOUT, read=float(settings.get("timeout")))
         attempt = 0
         while True:
-            failure: StreamError | None = None
-            retry_after: float | None = None
-            async for event in self._attempt(url, body, headers, timeout, key, settings):
-                if isinstance(event, StreamError):
-                    failure = event
-                elif isinstance(event, _RetryAfter):
-                    retry_after = event.seconds
-                else:
+            outcome = _Outcome()
+            # Events come in batches (one per network read): fewer generator hops on the hot path.
+            async for batch in self._attempt(url, body, headers, timeout, key, settings, outcome):
+                for event in batch:
                     yield event
+            failure = outcome.failure
             if failure is None:
                 return
             if not failure.retryable or attempt >= retries:
                 yield failure
                 return
             attempt += 1
-            delay = retry_after if retry_after is not None else self._backoff(attempt)
+            delay = outcome.retry_after if outcome.retry_after is not None else self._backoff(attempt)
             yield RetryWait(seconds=delay, attempt=attempt, max_attempts=retries, reason=failure.message)
             await asyncio.sleep(delay)
 
@@ -240,88 +236,108 @@ class Provider(ABC):
         return ceiling * random.uniform(0.5, 1.0)
 
     async def _attempt(
-        self, url: str, body: dict, headers: dict[str, str], timeout: httpx.Timeout, key: str | None, settings: Settings
-    ) -> AsyncIterator[StreamEvent | _RetryAfter]:
-        """One HTTP exchange. Yields a retryable ``StreamError`` only before any content event."""
+        self,
+        url: str,
+        body: dict,
+        headers: dict[str, str],
+        timeout: httpx.Timeout,
+        key: str | None,
+        settings: Settings,
+        outcome: _Outcome,
+    ) -> AsyncIterator[list[StreamEvent]]:
+        """One HTTP exchange; a failure is left in ``outcome`` (retryable only before any content)."""
         env = key_env_name(self.config)
         try:
             async with self.client.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
                 if response.status_code >= 400:
-                    raw = await response.aread()
-                    error = error_from_body(response.status_code, raw, key_env=env)
+                    error = error_from_body(response.status_code, await response.aread(), key_env=env)
                     if error.retryable:
-                        seconds = retry_after_seconds(response.headers)
-                        if seconds is not None:
-                            yield _RetryAfter(seconds)
-                    yield _redacted(error, key)
+                        outcome.retry_after = retry_after_seconds(response.headers)
+                    outcome.failure = _redacted(error, key)
                     return
-                async for event in self._read(response, key, settings):
-                    yield event
+                if "json" in response.headers.get("content-type", ""):
+                    # Some servers answer an error with HTTP 200 and a JSON body.
+                    message, code, _ = parse_error_body(await response.aread())
+                    if message:
+                        outcome.failure = _redacted(make_error(None, message, code), key)
+                    else:
+                        outcome.failure = StreamError(kind="protocol", message="expected an event stream, got a JSON body")
+                    return
+                async for batch in self._read(response, key, settings, outcome):
+                    yield batch
         except httpx.TimeoutException as exc:
-            kind = "network" if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)) else "stalled"
-            if kind == "stalled":
-                yield StreamError(kind="stalled", message=f"no data for {timeout.read:g} s; the stream stalled")
+            if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)):
+                outcome.failure = StreamError(kind="network", message=redact(f"could not connect to {url}: timed out", key), retryable=True)
             else:
-                yield StreamError(kind="network", message=redact(f"could not connect to {url}: timed out", key), retryable=True)
+                outcome.failure = StreamError(kind="stalled", message=f"no data for {timeout.read:g} s; the stream stalled")
         except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             retryable = isinstance(exc, httpx.ConnectError)
-            yield StreamError(kind="network", message=redact(f"could not connect to {url}: {exc}", key), retryable=retryable)
+            outcome.failure = StreamError(kind="network", message=redact(f"could not connect to {url}: {exc}", key), retryable=retryable)
 
-    async def _read(self, response: httpx.Response, key: str | None, settings: Settings) -> AsyncIterator[StreamEvent]:
+    async def _read(
+        self, response: httpx.Response, key: str | None, settings: Settings, outcome: _Outcome
+    ) -> AsyncIterator[list[StreamEvent]]:
         """Parse the 200 stream; a cut or stall ends it with what arrived flushed first."""
         parser = self.new_parser(settings)
+        feed = parser.feed
         malformed = 0
         started = False  # once content was yielded, an in-stream error is final (no retry)
         try:
-            async for sse in EventSource(response).aiter_sse():
-                data = sse.data
-                if data == "[DONE]":
-                    break
-                if not data:
+            async for sse_batch in aiter_events(response.aiter_bytes()):
+                out: list[StreamEvent] = []
+                for name, data in sse_batch:
+                    if data == "[DONE]":
+                        break
+                    try:
+                        events = feed(name, data)
+                    except ValueError:
+                        malformed += 1
+                        continue
+                    if events:
+                        for i, event in enumerate(events):
+                            if type(event) is StreamError:
+                                out.extend(events[:i])
+                                if started or out or not event.retryable:
+                                    out.extend(parser.close())
+                                yield out
+                                retryable = event.retryable and not started and not out
+                                outcome.failure = _redacted(event, key, retryable=retryable)
+                                return
+                        out.extend(events)
+                else:
+                    if out:
+                        started = True
+                        yield out
                     continue
-                try:
-                    events = parser.feed(sse.event, data)
-                except ValueError:
-                    malformed += 1
-                    continue
-                for event in events:
-                    if isinstance(event, StreamError):
-                        if started or not event.retryable:
-                            for tail in parser.close():
-                                yield tail
-                        if started and event.retryable:
-                            event = StreamError(kind=event.kind, message=event.message, status=event.status)
-                        yield _redacted(event, key)
-                        return
-                    started = True
-                    yield event
+                if out:  # [DONE]: the stream is complete
+                    yield out
+                break
         except httpx.ReadTimeout:
-            for tail in parser.close():
-                yield tail
-            yield StreamError(kind="stalled", message="the stream stalled: no data within the read timeout; what arrived is kept")
+            yield parser.close()
+            outcome.failure = StreamError(kind="stalled", message="the stream stalled: no data within the read timeout; what arrived is kept")
             return
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError) as exc:
-            for tail in parser.close():
-                yield tail
-            yield StreamError(kind="cut", message=redact(f"the connection was cut mid-stream ({exc.__class__.__name__}); what arrived is kept", key))
+            yield parser.close()
+            outcome.failure = StreamError(
+                kind="cut", message=redact(f"the connection was cut mid-stream ({exc.__class__.__name__}); what arrived is kept", key)
+            )
             return
-        except SSEError as exc:
-            yield StreamError(kind="protocol", message=f"not an event stream: {exc}")
-            return
-        for tail in parser.close():
-            yield tail
-        yield Done(finish_reason=parser.finish_reason, malformed_lines=malformed, response_model=parser.response_model)
+        yield [*parser.close(), Done(finish_reason=parser.finish_reason, malformed_lines=malformed, response_model=parser.response_model)]
 
 
-@dataclass(frozen=True, slots=True)
-class _RetryAfter:
-    """Internal: the server named a wait before retrying."""
+class _Outcome:
+    """How one attempt ended: the failure (if any) and the wait the server asked for."""
 
-    seconds: float
+    __slots__ = ("failure", "retry_after")
+
+    def __init__(self) -> None:
+        self.failure: StreamError | None = None
+        self.retry_after: float | None = None
 
 
-def _redacted(error: StreamError, key: str | None) -> StreamError:
-    return StreamError(kind=error.kind, message=redact(error.message, key), status=error.status, retryable=error.retryable)
+def _redacted(error: StreamError, key: str | None, *, retryable: bool | None = None) -> StreamError:
+    keep = error.retryable if retryable is None else retryable
+    return StreamError(kind=error.kind, message=redact(error.message, key), status=error.status, retryable=keep)
 
 
 __all__ = [

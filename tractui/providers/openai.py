@@ -18,7 +18,6 @@ from tractui.core.events import (
     RedactedThinking,
     StreamError,
     StreamEvent,
-    TextDelta,
     ThinkingDelta,
     ThinkingEnd,
     ThinkingSignature,
@@ -228,8 +227,9 @@ class OpenAIChatProvider(Provider):
 
     def _messages(self, messages: list[Content], settings: Settings, system: str | None) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        if system:
-            out.append({"role": "system", "content": system})
+        prompt = system or settings.get("system-prompt")
+        if prompt:
+            out.append({"role": "system", "content": prompt})
         send_field = bool(settings.get("reasoning.includeInContext")) and settings.get("reasoning.format") == "field"
         field_name = settings.get("reasoning.fieldName") or "reasoning_content"
         for message in messages:

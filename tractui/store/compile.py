@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from tractui.core.content import Content
 from tractui.core.reasoning import apply_reasoning_policy
 from tractui.core.settings import Settings
-from tractui.store.history import Commit
+from tractui.store.history import Commit, gc_paused
 
 INTERRUPTED = "interrupted"  # Content.metadata flag on a reply that did not complete
 
@@ -78,11 +78,16 @@ def _reply(reasoning: list[Commit], answer: Commit | None) -> Content | None:
         metadata.update(c.content.metadata)
     if any(c.status != "complete" for c in parts):
         metadata[INTERRUPTED] = True
-    return Content(speaker="ai", blocks=blocks, metadata=metadata)
+    return Content.model_construct(speaker="ai", blocks=blocks, metadata=metadata)  # blocks were validated when read
 
 
 def merge_commits(commits: Sequence[Commit]) -> list[Content]:
     """Summaries substituted, each reasoning commit merged into the answer that follows; no policy applied."""
+    with gc_paused():
+        return _merge(commits)
+
+
+def _merge(commits: Sequence[Commit]) -> list[Content]:
     messages: list[Content] = []
     pending: list[Commit] = []
     for commit in effective_commits(commits):
@@ -107,5 +112,7 @@ def merge_commits(commits: Sequence[Commit]) -> list[Content]:
 
 def compile_history(commits: Sequence[Commit], settings: Settings) -> list[Content]:
     """The messages to send for a chain (root → head), reasoning policy applied."""
-    messages = apply_reasoning_policy(merge_commits(commits), settings)
-    return [m for m in messages if m.blocks or m.speaker != "ai"]
+    merged = merge_commits(commits)
+    with gc_paused():
+        messages = apply_reasoning_policy(merged, settings)
+        return [m for m in messages if m.blocks or m.speaker != "ai"]

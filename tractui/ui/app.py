@@ -16,18 +16,21 @@ from typing import Any
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import Static
+from textual.widgets import Static, TextArea
 from textual.worker import Worker
 
 from tractui.core.content import TextBlock, ThinkingBlock, ToolCallBlock
 from tractui.core.events import StreamEvent
 from tractui.core.settings import Settings
 from tractui.session import Conversation
+from tractui.commands import is_command
+from tractui.ui.host import CommandHost
+from tractui.ui.palette import SlashCommands
 from tractui.ui.render import ReplyRenderer
 from tractui.ui.sanitize import sanitize
 from tractui.ui.themes import DEFAULT_THEME, OUR_VARIABLES, load_themes, variable_defaults
 from tractui.ui.widgets.chat_log import ChatLog
-from tractui.ui.widgets.completion import CompletionPopup
+from tractui.ui.widgets.completion import CompletionPopup, Suggestion
 from tractui.ui.widgets.footer import GaugeFooter, Totals
 from tractui.ui.widgets.input_box import InputBox
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
@@ -41,12 +44,12 @@ QUIT_WINDOW = 2.0  # a second Ctrl+C within this many seconds quits
 class TractApp(App[int]):
     CSS_PATH = "styles/app.tcss"
     TITLE = "tractui"
-    ENABLE_COMMAND_PALETTE = True
+    COMMANDS = App.COMMANDS | {SlashCommands}
     BINDINGS = [
         Binding("ctrl+c", "copy_or_quit", "Copy / quit", priority=True, show=False),
         Binding("escape", "cancel", "Cancel", show=False),
         Binding("ctrl+t", "fold_thinking", "Fold thinking", show=False),
-        Binding("end", "follow", "Follow", show=False),
+        Binding("ctrl+end", "follow", "Follow", priority=True, show=False),
         Binding("f1", "help", "Help", show=False),
     ]
 
@@ -76,6 +79,8 @@ class TractApp(App[int]):
         self._quit_armed = -1e9
         self._flushing = False
         self.totals = Totals()
+        self.editing = False
+        self.host = CommandHost(self)
         self._watched: Settings | None = None
         self._watch_settings()
 
@@ -110,6 +115,11 @@ class TractApp(App[int]):
         for notice in self._notices:
             await self.note(notice)
         self.set_interval(1.0, self._tick)
+        self.watch(self.query_one(ChatLog), "scroll_y", self._scrolled, init=False)
+
+    def _scrolled(self) -> None:
+        if self.query_one(ChatLog).following:
+            self.query_one(NewContentHint).display = False
 
     def get_css_variables(self) -> dict[str, str]:
         variables = super().get_css_variables()
@@ -186,10 +196,22 @@ class TractApp(App[int]):
         box.set_text("")
         popup.hide()
         box.completing = False
-        if text.lstrip().startswith("/") and "\n" not in text.strip():
+        if self.editing:
+            self.editing = False
+            await self.resend_edited(text)
+            return
+        if is_command(text.strip()) and "\n" not in text.strip():
             await self.run_command(text.strip())
             return
-        await self.send(text)
+        await self.send(text[1:] if text.startswith("//") else text)
+
+    async def resend_edited(self, text: str) -> None:
+        if self.streaming:
+            await self.note("a reply is still streaming — Esc cancels it", error=True)
+            return
+        await self._drop_last_reply(keep_user=False)
+        await self.query_one(ChatLog).mount(UserMessage(sanitize(text)))
+        await self.start_reply(lambda: self.conversation.edit_last(text))
 
     async def send(self, text: str) -> None:
         if self.streaming:
@@ -259,8 +281,8 @@ class TractApp(App[int]):
         self.query_one(GaugeFooter).show_totals(self.totals)
 
     def _show_new_below(self) -> None:
-        chat = self.query_one(ChatLog)
-        self.query_one(NewContentHint).display = not chat.following
+        if not self.query_one(ChatLog).following:
+            self.query_one(NewContentHint).display = True
 
     # -- footer ------------------------------------------------------------
     def refresh_where(self) -> None:
@@ -278,8 +300,12 @@ class TractApp(App[int]):
 
     # -- settings that apply at once -----------------------------------------
     def _setting_changed(self, key: str) -> None:
-        if key == "reasoning.includeInResponse" and self.is_mounted:
+        if not self.is_mounted:
+            return
+        if key == "reasoning.includeInResponse":
             self._apply_thinking_visibility()
+        elif not self.streaming:
+            self.refresh_gauge()  # limit, threshold, reserve and policy all move the gauge
 
     def _apply_thinking_visibility(self) -> None:
         chat = self.query_one(ChatLog)
@@ -300,6 +326,10 @@ class TractApp(App[int]):
         if popup.display:
             popup.hide()
             self.query_one(InputBox).completing = False
+            return
+        if self.editing:
+            self.editing = False
+            self.query_one(InputBox).set_text("")
             return
         if not self.streaming:
             return
@@ -329,7 +359,7 @@ class TractApp(App[int]):
     def action_fold_thinking(self) -> None:
         from tractui.ui.widgets.thinking import ThinkingView
 
-        views = [v for v in self.query(ThinkingView) if v.long or v.folded]
+        views = list(self.query(ThinkingView))
         fold = not all(v.folded for v in views)
         for view in views:
             if view.folded != fold:
@@ -346,8 +376,129 @@ class TractApp(App[int]):
     async def action_help(self) -> None:
         await self.run_command("/help")
 
+    # -- commands ----------------------------------------------------------
     async def run_command(self, line: str) -> None:
-        await self.note(f"commands are not wired yet: {line}", error=True)
+        await self.host.run(line)
+
+    def prefill(self, text: str) -> None:
+        box = self.query_one(InputBox)
+        box.set_text(text)
+        box.focus()
+
+    def profile_switched(self) -> None:
+        """A profile or model switch: new settings object, new footer, thinking visibility."""
+        self._watch_settings()
+        self._apply_thinking_visibility()
+        self.refresh_where()
+        self.refresh_gauge()
+
+    @on(TextArea.Changed, "#input")
+    def _input_changed(self, event: TextArea.Changed) -> None:
+        text = event.text_area.text
+        popup = self.query_one(CompletionPopup)
+        box = self.query_one(InputBox)
+        found = self.host.complete(text) if text.startswith("/") and "\n" not in text else []
+        if len(found) == 1 and found[0].text.rstrip() == text.rstrip():
+            found = []
+        if found:
+            popup.show([Suggestion(c.text, c.label or c.text, c.help) for c in found])
+        else:
+            popup.hide()
+        box.completing = bool(found)
+
+    @on(InputBox.Navigate)
+    def _navigate(self, event: InputBox.Navigate) -> None:
+        popup = self.query_one(CompletionPopup)
+        box = self.query_one(InputBox)
+        if event.key == "escape":
+            popup.hide()
+            box.completing = False
+        elif event.key in ("up", "down"):
+            popup.move(-1 if event.key == "up" else 1)
+        elif event.key == "tab":
+            choice = popup.chosen(default_first=True)
+            if choice is not None:
+                box.set_text(choice.text)
+
+    async def show_context(self) -> None:
+        from tractui.ui.screens.context import ContextScreen
+
+        reading = self.conversation.gauge()
+        await self.push_screen(ContextScreen(reading, _basis(self.conversation), _compactions(self.conversation)))
+
+    async def compact(self, instructions: str | None) -> None:
+        if self.streaming:
+            await self.note("a reply is still streaming — Esc cancels it", error=True)
+            return
+        try:
+            from tractui.compaction_gate import compact_conversation
+        except ImportError:
+            await self.note("/compact is not available yet in this build", error=True)
+            return
+        line = await self.note("Compacting…")
+        self._worker = self._compact(compact_conversation(self.conversation, instructions), line)
+
+    @work(exclusive=True, group="stream")
+    async def _compact(self, events: AsyncIterator[Any], line: Static) -> None:
+        from tractui.compaction import CompactionProgress
+
+        async for event in events:
+            if isinstance(event, CompactionProgress):
+                line.update(f"Compacting… {event.message}")
+            else:
+                line.update(sanitize(event.message))
+                line.set_class(not event.ok, "-error")
+                if event.ok:
+                    await self.show_history()
+        self.refresh_gauge()
+        self.refresh_totals()
+
+    async def retry(self) -> None:
+        if not any(c.kind == "user" for c in self.conversation.history()):
+            await self.note("nothing to retry: no message sent yet in this session", error=True)
+            return
+        await self._drop_last_reply(keep_user=True)
+        await self.start_reply(self.conversation.retry)
+
+    async def begin_edit(self) -> None:
+        users = [c for c in self.conversation.history() if c.kind == "user"]
+        if not users:
+            await self.note("nothing to edit: no message sent yet in this session", error=True)
+            return
+        self.editing = True
+        self.prefill(users[-1].content.text)
+        self.notify("Editing your last message: Enter resends it, Esc cancels", timeout=4)
+
+    async def _drop_last_reply(self, *, keep_user: bool) -> None:
+        """Remove the newest exchange from view (it stays in the history as another branch)."""
+        chat = self.query_one(ChatLog)
+        children = list(chat.children)
+        users = [i for i, w in enumerate(children) if isinstance(w, UserMessage)]
+        if not users:
+            return
+        start = users[-1] + (1 if keep_user else 0)
+        for widget in children[start:]:
+            await widget.remove()
+
+    def last_answer(self) -> str:
+        for commit in reversed(self.conversation.history()):
+            if commit.kind == "assistant" and commit.content.text:
+                return commit.content.text
+        return ""
+
+    async def clear_view(self) -> None:
+        await self.query_one(ChatLog).remove_children()
+        await self.note("Screen cleared; the history is kept (/sessions, --continue).")
+
+
+def _basis(conversation: Conversation) -> Any:
+    """The last provider call's usage (what the gauge builds on), or None before the first call."""
+    for commit in reversed(conversation.history()):
+        if commit.kind == "summary":
+            return None
+        if commit.usage is not None:
+            return commit.usage
+    return None
 
 
 def _compactions(conversation: Conversation) -> int:

@@ -30,7 +30,7 @@ def _bar(value: int, scale: int, colour: str, empty: str) -> Text:
     return Text.assemble(("█" * filled, colour), ("░" * (CHART_WIDTH - filled), empty))
 
 
-def context_report(reading: Any, colours: dict[str, str], compactions: int = 0) -> tuple[Text, Table, Text]:
+def context_report(reading: Any, colours: dict[str, str], basis: Any = None, compactions: int = 0) -> tuple[Text, Table, Text]:
     """Title line, chart table, and the notes under it (basis, error, warnings)."""
     state = level(reading)
     accent = colours.get(f"gauge-{state}", "green")
@@ -57,7 +57,6 @@ def context_report(reading: Any, colours: dict[str, str], compactions: int = 0) 
         f"window {fmt.tokens(reading.limit)} · usable {fmt.tokens(reading.usable)} after the reserve · "
         f"compacts past {fmt.tokens(reading.threshold)} ({share:.0%} of usable)\n"
     )
-    basis = getattr(reading, "basis", None)
     if reading.estimated or basis is None:
         notes.append("basis: estimated with the tokenizer (no provider usage yet, or history changed since)\n")
     else:
@@ -79,13 +78,14 @@ def context_report(reading: Any, colours: dict[str, str], compactions: int = 0) 
 class ContextScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,enter", "dismiss", "Close")]
 
-    def __init__(self, reading: Any, compactions: int = 0) -> None:
+    def __init__(self, reading: Any, basis: Any = None, compactions: int = 0) -> None:
         super().__init__(classes="overlay")
         self.reading = reading
+        self.basis = basis  # the last call's Usage: input and output tokens
         self.compactions = compactions
 
     def compose(self) -> ComposeResult:
-        title, table, notes = context_report(self.reading, self.app.theme_variables, self.compactions)
+        title, table, notes = context_report(self.reading, self.app.theme_variables, self.basis, self.compactions)
         with Vertical(id="context-box", classes="overlay-box"):
             yield Static(title, id="context-title")
             yield Static(table, id="context-chart")

@@ -17,7 +17,7 @@ KEYS = (
     ("Tab", "complete a command"),
     ("Esc", "cancel the reply (what arrived is kept)"),
     ("Ctrl+T", "fold / unfold long thinking"),
-    ("End", "follow the newest content"),
+    ("Ctrl+End", "follow the newest content"),
     ("Ctrl+C", "copy the selection; twice to quit"),
     ("Ctrl+P", "command palette"),
 )

@@ -11,7 +11,7 @@ class NewContentHint(Static):
         """The user wants to jump to the newest content."""
 
     def __init__(self) -> None:
-        super().__init__("↓ new content below — End to follow", id="new-below")
+        super().__init__("↓ new content below — Ctrl+End or click to follow", id="new-below")
         self.display = False
 
     def on_click(self) -> None:

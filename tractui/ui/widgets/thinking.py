@@ -15,8 +15,6 @@ from textual.widgets import Static
 
 from tractui.ui import format as fmt
 
-FOLD_LINES = 12  # thinking longer than this folds when the user asks
-
 
 class ThinkingHeader(Static):
     """The one-line header; clicking it folds or unfolds its block."""
@@ -38,6 +36,8 @@ class ThinkingView(Vertical):
         self._paragraphs: list[str] = []
         self._last: Static | None = None
         self.tokens = 0
+        self._closed_tokens = 0
+        self._counted = 0
         self.elapsed = elapsed
         self.folded = False
         self._initial = text
@@ -64,7 +64,6 @@ class ThinkingView(Vertical):
         """Add sanitised text; new paragraphs get their own widget."""
         if not text:
             return
-        self.tokens += self._count(text)
         body = self.query_one(".thinking-body", Vertical)
         pieces = text.split("\n\n")
         if not self._paragraphs:
@@ -81,6 +80,12 @@ class ThinkingView(Vertical):
         if fresh:
             await body.mount_all(fresh)
             self._last = fresh[-1]
+        # Closed paragraphs are counted once; only the open one is recounted, so the
+        # figure matches the tokenizer on the whole text without re-reading it per frame.
+        for closed in self._paragraphs[self._counted : len(self._paragraphs) - 1]:
+            self._closed_tokens += self._count(closed)
+        self._counted = len(self._paragraphs) - 1
+        self.tokens = self._closed_tokens + self._count(self._paragraphs[-1])
         self.refresh_header()
 
     def _paragraph(self, text: str) -> Static:
@@ -103,10 +108,6 @@ class ThinkingView(Vertical):
         self.folded = not self.folded
         self.set_class(self.folded, "-folded")
         self.refresh_header()
-
-    @property
-    def long(self) -> bool:
-        return sum(p.count("\n") + 1 + len(p) // 100 for p in self._paragraphs) > FOLD_LINES
 
     def refresh_header(self) -> None:
         if self.is_mounted:

@@ -1,0 +1,132 @@
+"""How fast the app displays a stream, and how it answers keys while streaming.
+
+Runs the real app headless against the loopback server (tests/loopback.py)
+speaking Chat Completions:
+
+1. 20,000 tokens (thinking, then a markdown answer with code) as fast as the
+   socket goes: tokens per second displayed, last token to final frame.
+2. A 2,000 tokens/s stream while keys are typed: keystroke-to-screen latency.
+
+Goals: >= 5,000 tok/s, < 100 ms last token to frame, keystroke p95 < 50 ms.
+Run: uv run python bench/ui_stream.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from loopback import LoopbackServer, sse  # noqa: E402
+from ui_support import build_app, chat_stream, loop_config, settle, type_line, wait_for  # noqa: E402
+
+from tractui.core.tokens import get_encoding  # noqa: E402
+from tractui.ui.widgets.message import AssistantMessage  # noqa: E402
+
+TOKENS = 20_000
+SIZE = (120, 40)
+
+
+def token_pieces(text: str, count: int) -> list[str]:
+    """``count`` one-token deltas cut from ``text`` repeated, as a model would send them."""
+    enc = get_encoding("o200k_base")
+    ids = enc.encode(text)
+    ids = (ids * (count // len(ids) + 1))[:count]
+    return [enc.decode([i]) for i in ids]
+
+
+THINKING = "Let me reason about the request step by step, weighing each option before I answer.\n\n"
+ANSWER = (
+    "## Reversing\n\nUse slicing when you need a copy:\n\n```python\ndef rev(items: list[int]) -> list[int]:\n"
+    "    return items[::-1]\n```\n\nOr `items.reverse()` in place. **Both** are O(n).\n\n"
+)
+
+
+async def full_speed(tmp: Path) -> tuple[float, float]:
+    half = TOKENS // 2
+    body = chat_stream(token_pieces(THINKING, half), token_pieces(ANSWER, TOKENS - half), usage=(100, TOKENS))
+    server = LoopbackServer()
+    await server.start()
+    server.add(sse(body, seed=None, max_chunk=1 << 20))
+    app = build_app(tmp, config=loop_config(server))
+    async with app.run_test(size=SIZE) as pilot:
+        done_at: list[float] = []
+        renderer_feed = None
+
+        await type_line(pilot, "go", enter=False)
+        start = time.perf_counter()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.renderer is not None, timeout=10)
+        renderer = app.renderer
+        renderer_feed = renderer.feed
+
+        def feed(event):  # note when the last event reaches the app
+            renderer_feed(event)
+            done_at.append(time.perf_counter())
+
+        renderer.feed = feed
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        frame = time.perf_counter()
+        reply = app.query(AssistantMessage)[-1]
+        assert len(reply.answer_text) > 1000
+    await server.stop()
+    return TOKENS / (frame - start), (frame - done_at[-1]) * 1000
+
+
+async def keystrokes(tmp: Path) -> list[float]:
+    rate, per_write = 2000, 20
+    pieces = token_pieces(THINKING + ANSWER, 12_000)
+    body = chat_stream(pieces[:6000], pieces[6000:], usage=(100, 12_000))
+    server = LoopbackServer()
+    await server.start()
+    event_bytes = len(body) // len(pieces)
+    server.add(sse(body, seed=None, max_chunk=event_bytes * per_write, pace=per_write / rate))
+    app = build_app(tmp, config=loop_config(server))
+    latencies: list[float] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "go")
+        await wait_for(pilot, lambda: app.streaming, timeout=10)
+        await pilot.pause(0.5)
+        box = app.query_one("#input")
+        for i in range(60):
+            if not app.streaming:
+                break
+            before = len(box.text)
+            t0 = time.perf_counter()
+            await pilot.press("a")
+            while len(box.text) == before:
+                await asyncio.sleep(0)
+            await pilot.pause()  # the screen has been refreshed with the key
+            latencies.append((time.perf_counter() - t0) * 1000)
+            await asyncio.sleep(0.03)
+        app.conversation.cancel()
+        await settle(pilot)
+    await server.stop()
+    return latencies
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["TRACTUI_CONFIG_DIR"] = str(Path(tmp) / "config")
+        os.environ["TRACTUI_DATA_DIR"] = str(Path(tmp) / "data")
+        (Path(tmp) / "a").mkdir()
+        (Path(tmp) / "b").mkdir()
+        rate, tail = await full_speed(Path(tmp) / "a")
+        print(f"stream of {TOKENS} tokens: {rate:,.0f} tokens/s displayed (goal >= 5,000)")
+        print(f"last token to final frame: {tail:.1f} ms (goal < 100 ms)")
+        lat = await keystrokes(Path(tmp) / "b")
+        lat.sort()
+        p95 = lat[int(0.95 * (len(lat) - 1))]
+        print(f"keystroke to screen during a 2,000 tok/s stream: median {statistics.median(lat):.1f} ms, p95 {p95:.1f} ms over {len(lat)} keys (goal p95 < 50 ms)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

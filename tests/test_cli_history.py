@@ -1,0 +1,131 @@
+"""``tractui sessions | log | export | import`` on a real history file."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from tractui.cli import main
+from tractui.cli_history import run_history_command
+from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage
+from tractui.store.compile import summary_metadata
+from tractui.store.history import HistoryStore
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACTUI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "config"))
+    return tmp_path / "data"
+
+
+def run(*argv: str, out: io.StringIO | None = None) -> tuple[int, str, str]:
+    out = out or io.StringIO()
+    err = io.StringIO()
+    code = run_history_command(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def populate() -> str:
+    with HistoryStore() as store:
+        sid = store.create_session()
+        store.append(sid, "user", Content.human("How do I cross the street?"))
+        store.append(sid, "reasoning", Content(speaker="ai", blocks=[ThinkingBlock(thought="Safety first.\nLook both ways.", source_field="thinking")]), model="claude")
+        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text="Look left, then right.")]),
+                     provider="anthropic", model="claude", usage=Usage(input_tokens=40, output_tokens=120, reasoning_tokens=80))
+        first, last = store.chain(sid)[0].id, store.chain(sid)[-1].id
+        store.append(sid, "summary", Content.human("Summary: crossing advice given."), metadata=summary_metadata(first, last))
+        store.append(sid, "user", Content.human("And at night?"))
+        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text="Wear something bright.")]), status="interrupted", model="claude")
+        return sid
+
+
+def test_sessions_lists_id_time_title_count_model(data):
+    code, out, _ = run("sessions")
+    assert code == 0 and "no sessions yet" in out
+    sid = populate()
+    code, out, _ = run("sessions")
+    assert code == 0
+    line = out.splitlines()[1]
+    assert line.startswith(sid) and "How do I cross the street?" in line and "claude" in line
+    assert line.split()[3] == "4"  # user, answer, user, answer on the current branch
+
+
+def test_log_is_newest_first_with_tags_and_usage(data):
+    sid = populate()
+    code, out, _ = run("log", sid[:22])
+    assert code == 0
+    lines = [l for l in out.splitlines() if l and not l.startswith("    ") and not l.startswith("session")]
+    kinds = [l.split()[3] for l in lines]
+    assert kinds == ["[assistant]", "[user]", "[summary]", "[assistant]", "[reasoning]", "[user]"]
+    assert "[interrupted]" in lines[0]
+    assert "in 40 · out 120 (reasoning 80)" in lines[3]
+    assert all("[compacted]" in l for l in lines[3:]) and "[compacted]" not in lines[2]
+    assert "\x1b[" not in out
+
+
+def test_log_dims_reasoning_on_a_terminal(data):
+    populate()
+    code, out, _ = run("log", out=Tty())
+    reasoning = next(l for l in out.splitlines() if "[reasoning]" in l)
+    user = next(l for l in out.splitlines() if "[user]" in l and "[compacted]" not in l)
+    assert reasoning.startswith("\x1b[2m") and not user.startswith("\x1b[")
+
+
+def test_export_markdown_keeps_thinking_marked(data):
+    populate()
+    code, out, _ = run("export", "--format", "md")
+    assert code == 0
+    assert "<details>\n<summary>Thinking (thinking)</summary>\n\n> Safety first.\n> Look both ways.\n\n</details>" in out
+    assert "Look left, then right." in out and "## You" in out and "## Assistant (claude)" in out
+    assert "_(interrupted)_" in out and "compacted" in out
+
+
+def test_export_json_import_round_trip(data, tmp_path, monkeypatch):
+    sid = populate()
+    target = tmp_path / "session.json"
+    assert run("export", sid, "--format", "json", "-o", str(target)) == (0, "", "")
+    original = json.loads(target.read_text())
+    monkeypatch.setenv("TRACTUI_DATA_DIR", str(tmp_path / "elsewhere"))
+    code, out, _ = run("import", str(target))
+    assert code == 0 and sid in out
+    code, again, _ = run("export", sid, "--format", "json")
+    assert json.loads(again) == original
+    code, _, err = run("import", str(target))
+    assert code == 2 and "already" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (("log", "NOSUCH"), "no session"),
+        (("export", "--format", "pdf"), "invalid choice"),
+        (("import", "/nonexistent/file.json"), "cannot read"),
+        (("sessions", "extra"), "unrecognized"),
+    ],
+)
+def test_errors_are_one_line_exit_2(data, argv, needle):
+    populate()
+    code, out, err = run(*argv)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
+
+
+def test_import_of_garbage_changes_nothing(data, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "tractui-session", "version": 1, "session": {}, "commits": []}')
+    code, _, err = run("import", str(bad))
+    assert code == 2 and "cannot import" in err
+    assert run("sessions")[1].startswith("no sessions yet")
+
+
+def test_dispatch_through_the_entry_point(data, capsys):
+    populate()
+    assert main(["sessions"]) == 0
+    assert "How do I cross the street?" in capsys.readouterr().out

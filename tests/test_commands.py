@@ -1,0 +1,379 @@
+"""Slash commands: parsing, completion, /set and /profile flows, switching mid-conversation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+from loopback import FIXTURES, LoopbackServer, openai_chat_reply, sse
+
+from tractui.commands import (
+    COMMANDS,
+    Completion,
+    complete,
+    dispatch,
+    help_text,
+    is_command,
+)
+from tractui.core.settings import REGISTRY, SPECS, Settings
+from tractui.profiles import Profile, ProfileStore
+from tractui.providers.base import ProviderConfig
+from tractui.session import Conversation
+from tractui.store.history import HistoryStore
+
+CLAUDE_STREAM = FIXTURES / "anthropic_thinking" / "claude_sonnet4_stream_thinking_signature.sse"
+CLAUDE_THINKING = (
+    "This is a straightforward question about pedestrian safety. I should provide clear, helpful advice about how "
+    "to safely cross a street. This is basic safety information that could help prevent accidents."
+)
+
+
+@dataclass
+class Host:
+    """A minimal CommandContext: what the app does, minus the screen."""
+
+    settings: Settings
+    profiles: ProfileStore
+    provider_config: ProviderConfig = field(default_factory=lambda: ProviderConfig("demo", "demo"))
+    active_profile: str | None = None
+    switched: list[Profile] = field(default_factory=list)
+    refuse: bool = False
+
+    def switch_profile(self, profile: Profile) -> None:
+        if self.refuse:
+            raise ValueError("provider could not be started")
+        self.switched.append(profile)
+        self.provider_config = profile.provider_config()
+        self.settings.replace_all(profile.settings)
+        self.active_profile = profile.name
+
+
+@pytest.fixture
+def host(tmp_path, monkeypatch) -> Host:
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "config"))
+    return Host(Settings(), ProfileStore())
+
+
+def run(host: Host, line: str):
+    return dispatch(line, host)
+
+
+# -- parsing and the simple actions -----------------------------------------
+
+
+def test_help_lists_every_command_with_its_help(host):
+    text = help_text()
+    for spec in COMMANDS:
+        assert f"/{spec.name}" in text and spec.help in text
+    result = run(host, "/help")
+    assert result.action == "help" and result.message == text
+
+
+@pytest.mark.parametrize(
+    ("line", "action", "args"),
+    [
+        ("/context", "context", ""),
+        ("/compact", "compact", ""),
+        ("/compact keep the API design", "compact", "keep the API design"),
+        ("/new", "new", ""),
+        ("/sessions", "sessions", ""),
+        ("/retry", "retry", ""),
+        ("/edit", "edit", ""),
+        ("/copy", "copy", ""),
+        ("/export md notes.md", "export", "md notes.md"),
+        ("/theme", "theme", ""),
+        ("/theme nord", "theme", "nord"),
+        ("/clear", "clear", ""),
+        ("/QUIT", "quit", ""),
+    ],
+)
+def test_host_commands_return_their_action(host, line, action, args):
+    result = run(host, line)
+    assert (result.action, result.args, result.error) == (action, args, False)
+
+
+def test_every_registered_command_dispatches(host):
+    for spec in COMMANDS:
+        result = run(host, f"/{spec.name}")
+        assert not result.error or spec.name in ("model",), spec.name
+        assert result.message or result.action, spec.name
+
+
+def test_unknown_command_suggests_the_closest(host):
+    result = run(host, "/sett reasoning.effort high")
+    assert result.error and result.message == "unknown command /sett; did you mean /set?"
+    assert run(host, "/zzzzzz").message == "unknown command /zzzzzz; /help lists the commands"
+    assert host.settings.changed() == {}
+
+
+def test_arguments_where_none_are_taken_are_refused(host):
+    assert run(host, "/quit now").message == "/quit takes no arguments"
+
+
+def test_what_counts_as_a_command():
+    assert is_command("/set") and is_command("/x y")
+    assert not is_command("hello /set") and not is_command("/") and not is_command("// not a command") and not is_command("/ x")
+
+
+# -- /set -------------------------------------------------------------------
+
+
+def test_set_alone_lists_every_key_and_marks_changed_ones(host):
+    host.settings.set("reasoning.effort", "high")
+    lines = run(host, "/set").message.splitlines()
+    assert len(lines) == 1 + len(SPECS)
+    marked = [line for line in lines[1:] if line.startswith("*")]
+    assert len(marked) == 1 and "reasoning.effort" in marked[0] and marked[0].rstrip().endswith("high")
+    assert any(line.split()[0] == "context-limit" and line.split()[1] == "128000" for line in lines[1:])
+
+
+def test_set_key_shows_value_help_allowed_and_timing(host):
+    message = run(host, "/set reasoning.stripfromcontext").message
+    assert message.splitlines() == [
+        "reasoning.stripFromContext = none (default)",
+        REGISTRY["reasoning.stripFromContext"].help,
+        "allowed: all, allButLast, none",
+        "takes effect on the next request",
+    ]
+    assert "takes effect at once" in run(host, "/set reasoning.includeInResponse").message
+
+
+def test_set_key_value_applies_at_once_in_canonical_form(host):
+    heard: list[str] = []
+    host.settings.subscribe(heard.append)
+    result = run(host, "/set reasoning.stripFromContext AllButLast")
+    assert not result.error
+    assert result.message == "reasoning.stripFromContext = allButLast (takes effect on the next request)"
+    assert host.settings.get("reasoning.stripFromContext") == "allButLast"
+    assert heard == ["reasoning.stripFromContext"]
+    assert run(host, "/set reasoning.includeInResponse off").message.endswith("(applied now)")
+    assert run(host, "/set context-limit=0.5M").message.startswith("context-limit = 524288")
+    run(host, "/set system-prompt You are terse.  Answer briefly.")
+    assert host.settings.get("system-prompt") == "You are terse.  Answer briefly."
+
+
+def test_set_errors_are_one_line_and_change_nothing(host):
+    host.settings.set("reasoning.effort", "low")
+    before = host.settings.changed()
+    for line, fragment in [
+        ("/set reasoning.includeInContxt on", "did you mean reasoning.includeInContext?"),
+        ("/set reasoning.effort extreme", "expected none, minimal, low, medium, high, xhigh, max"),
+        ("/set reasoning.maxTokens lots", "8k, 1.5k and 0.5M accepted"),
+        ("/set unset", "usage: /set unset KEY"),
+        ("/set unset nonsense.key", "unknown setting 'nonsense.key'"),
+    ]:
+        result = run(host, line)
+        assert result.error and fragment in result.message and "\n" not in result.message, line
+    assert host.settings.changed() == before
+
+
+def test_set_unset_restores_the_default(host):
+    run(host, "/set retries 7")
+    assert run(host, "/set unset retries").message == "retries = 3 (default restored; takes effect on the next request)"
+    assert host.settings.changed() == {}
+
+
+# -- /profile ----------------------------------------------------------------
+
+
+def test_profile_list_marks_the_active_one(host):
+    host.active_profile = "kimi"
+    lines = run(host, "/profile list").message.splitlines()
+    active = [line for line in lines if line.startswith("*")]
+    assert len(active) == 1 and active[0].split()[1] == "kimi" and "shipped" in active[0]
+    assert any("claude" in line and "anthropic · claude-sonnet-4-5" in line for line in lines)
+    assert run(host, "/profile").message == run(host, "/profile list").message
+
+
+def test_profile_save_load_delete_flow(host):
+    host.provider_config = ProviderConfig("openai", "my-model", "http://localhost:9/v1", "")
+    run(host, "/set reasoning.effort high")
+    saved = run(host, "/profile save work")
+    assert not saved.error and "saved profile 'work'" in saved.message and "1 changed settings" in saved.message
+    run(host, "/set unset reasoning.effort")
+    host.provider_config = ProviderConfig("demo", "demo")
+    loaded = run(host, "/profile load work")
+    assert not loaded.error and loaded.message.startswith("switched to profile 'work' (openai · my-model)")
+    assert host.provider_config == ProviderConfig("openai", "my-model", "http://localhost:9/v1", "")
+    assert host.settings.changed() == {"reasoning.effort": "high"}
+    assert host.active_profile == "work"
+    assert "user" in next(line for line in run(host, "/profile list").message.splitlines() if "work" in line)
+    assert run(host, "/profile delete work").message.startswith("deleted user profile 'work'")
+    assert run(host, "/profile load work").error
+
+
+def test_profile_save_without_name_overwrites_the_active_profile(host):
+    assert run(host, "/profile save").message.startswith("usage: /profile save NAME")
+    run(host, "/profile load claude")
+    run(host, "/set reasoning.maxTokens 4k")
+    result = run(host, "/profile save")
+    assert "saved profile 'claude'" in result.message
+    mine = host.profiles.load("claude")
+    assert mine.settings["reasoning.maxTokens"] == 4096
+    assert mine.description == "Claude Sonnet 4.5 with extended thinking (8K budget)"
+
+
+def test_delete_shipped_profile_is_refused(host):
+    result = run(host, "/profile delete claude")
+    assert result.error and result.message == "'claude' is a shipped profile; only user profiles can be deleted"
+
+
+def test_loading_a_bad_profile_leaves_the_session_as_it_was(host, tmp_path):
+    host.settings.set("temperature", "0.3")
+    folder = tmp_path / "config" / "profiles"
+    folder.mkdir(parents=True)
+    (folder / "bad.toml").write_text('provider = "openai"\nmodel = "m"\n[settings]\ntemperature = 9\n')
+    before = (host.provider_config, host.settings.changed(), host.active_profile)
+    result = run(host, "/profile load bad")
+    assert result.error and "bad.toml (line 4): bad value '9' for temperature" in result.message
+    for line in ("/profile load missing", "/profile load", "/profile frobnicate x"):
+        assert run(host, line).error
+    host.refuse = True
+    refused = run(host, "/profile load kimi")
+    assert refused.error and refused.message == "could not switch: provider could not be started"
+    assert (host.provider_config, host.settings.changed(), host.active_profile) == before
+    assert host.switched == []
+
+
+def test_profile_load_reports_warnings(host, tmp_path):
+    folder = tmp_path / "config" / "profiles"
+    folder.mkdir(parents=True)
+    (folder / "odd.toml").write_text('provider = "demo"\nmodel = "demo"\nflavour = "x"\n')
+    result = run(host, "/profile load odd")
+    assert not result.error and "warning:" in result.message and "unknown key 'flavour'" in result.message
+
+
+def test_model_switches_within_the_provider_and_keeps_settings(host):
+    run(host, "/profile load kimi")
+    run(host, "/set reasoning.effort low")
+    assert run(host, "/model").message == "model: kimi-k2-thinking (provider openai); /model NAME switches"
+    result = run(host, "/model kimi-k2-turbo-preview")
+    assert not result.error
+    assert host.provider_config == ProviderConfig("openai", "kimi-k2-turbo-preview", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY")
+    assert host.settings.get("reasoning.effort") == "low" and host.settings.get("context-limit") == 262144
+    assert host.active_profile == "kimi"
+    assert run(host, "/model two words").error
+
+
+# -- completion ---------------------------------------------------------------
+
+
+def texts(items: list[Completion]) -> list[str]:
+    return [c.text for c in items]
+
+
+def test_completion_of_command_names_carries_help():
+    found = complete("/se")
+    assert texts(found) == ["/set ", "/sessions"]
+    assert found[0].help == "show or change settings"
+    assert len(complete("/")) == len(COMMANDS)
+    assert complete("hello") == [] and complete("/nothing") == []
+
+
+def test_completion_of_set_keys_then_values():
+    keys = complete("/set reasoning.e")
+    assert texts(keys) == ["/set reasoning.enabled ", "/set reasoning.effort "]
+    assert keys[1].help == REGISTRY["reasoning.effort"].help
+    assert texts(complete("/set includeinc")) == ["/set reasoning.includeInContext "]
+    assert [c.label for c in complete("/set reasoning.stripFromContext ")] == ["all", "allButLast", "none"]
+    assert texts(complete("/set reasoning.stripfromcontext allb")) == ["/set reasoning.stripFromContext allButLast"]
+    settings = Settings({"reasoning.enabled": False})
+    bools = complete("/set reasoning.enabled ", settings=settings)
+    assert [(c.label, c.help) for c in bools] == [("true", "default"), ("false", "current")]
+    assert "now 128000" in complete("/set context-limit ")[0].help
+    assert texts(complete("/set unset ", settings=settings)) == ["/set unset reasoning.enabled"]
+
+
+def test_completion_of_profiles_and_themes(host):
+    assert [c.label for c in complete("/profile ")] == ["list", "load", "save", "delete"]
+    assert texts(complete("/profile load gem", profiles=host.profiles)) == ["/profile load gemini-flash", "/profile load gemini-pro"]
+    assert complete("/profile delete ", profiles=host.profiles) == []  # only user profiles can be deleted
+    assert texts(complete("/theme n", themes=["nord", "monokai", "night"])) == ["/theme nord", "/theme night"]
+    assert [c.label for c in complete("/export ")] == ["md", "json"]
+
+
+# -- switching from Claude to Kimi mid-conversation, over loopback ------------
+
+
+@dataclass
+class ConversationHost:
+    """The CommandContext the app builds around a real Conversation."""
+
+    conversation: Conversation
+    profiles: ProfileStore
+
+    @property
+    def settings(self) -> Settings:
+        return self.conversation.settings
+
+    @property
+    def provider_config(self) -> ProviderConfig:
+        return self.conversation.config
+
+    @property
+    def active_profile(self) -> str | None:
+        return self.conversation.profile_name
+
+    def switch_profile(self, profile: Profile) -> None:
+        self.conversation.switch_profile(profile.provider_config(), profile.make_settings(), profile.name)
+
+
+def local_copy(store: ProfileStore, shipped: str, name: str, url: str) -> None:
+    """A user profile that is the shipped one pointed at the loopback server."""
+    store.write(store.load(shipped).model_copy(update={"name": name, "base_url": url}))
+
+
+async def drain(stream) -> None:
+    async for _ in stream:
+        pass
+
+
+async def claude_then(other: str, tmp_path, monkeypatch, loopback: LoopbackServer) -> dict:
+    """One Claude turn (a recorded stream), ``/profile load`` of ``other`` pointed at loopback, one more turn.
+
+    Returns the JSON body of the second request, the one the new provider received.
+    """
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "config"))
+    for var in ("ANTHROPIC_API_KEY", "MOONSHOT_API_KEY", "DEEPSEEK_API_KEY"):
+        monkeypatch.setenv(var, "test-key")
+    store = ProfileStore()
+    local_copy(store, "claude", "claude-local", loopback.url)
+    local_copy(store, other, f"{other}-local", f"{loopback.url}/v1")
+    claude = store.load("claude-local")
+    conversation = Conversation(
+        HistoryStore(tmp_path / "history.db"), claude.make_settings(), claude.provider_config(), profile_name="claude-local"
+    )
+    host = ConversationHost(conversation, store)
+    try:
+        loopback.add(sse(CLAUDE_STREAM, seed=1))
+        await drain(conversation.send("How do I cross the street?"))
+        assert loopback.requests[0].path == "/v1/messages"
+        result = dispatch(f"/profile load {other}-local", host)
+        assert not result.error, result.message
+        assert host.active_profile == f"{other}-local"
+        assert len(conversation.history()) >= 2, "the history stays across the switch"
+        loopback.add(openai_chat_reply("Use the crossing.", reasoning="Short answer."))
+        await drain(conversation.send("And at night?"))
+    finally:
+        await conversation.aclose()
+    request = loopback.requests[1]
+    assert request.path == "/v1/chat/completions"
+    assert request.json["messages"][-1] == {"role": "user", "content": "And at night?"}
+    return request.json
+
+
+async def test_claude_thinking_goes_to_kimi_as_reasoning_content(tmp_path, monkeypatch, loopback: LoopbackServer):
+    body = await claude_then("kimi", tmp_path, monkeypatch, loopback)
+    assert body["model"] == "kimi-k2-thinking"
+    assistant = next(m for m in body["messages"] if m["role"] == "assistant")
+    assert assistant["reasoning_content"] == CLAUDE_THINKING
+    assert assistant["content"].startswith("Here are the basic steps for safely crossing the street")
+    assert "signature" not in str(assistant), "Anthropic's signature never leaks to another provider"
+
+
+async def test_switching_to_deepseek_sends_no_thinking(tmp_path, monkeypatch, loopback: LoopbackServer):
+    body = await claude_then("deepseek", tmp_path, monkeypatch, loopback)
+    assert body["model"] == "deepseek-reasoner"
+    assistant = next(m for m in body["messages"] if m["role"] == "assistant")
+    assert "reasoning_content" not in assistant, "DeepSeek answers 400 when reasoning_content is sent back"
+    assert assistant["content"].startswith("Here are the basic steps")

@@ -1,0 +1,134 @@
+"""``tractui -p`` as a user runs it: a real subprocess against the loopback server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from loopback import FIXTURES, error, openai_chat_reply, sse
+from tractui.store.history import HistoryStore
+
+KEY = "sk-print-mode-SECRET-0123456789"
+
+
+async def run_cli(tmp_path: Path, *args: str, timeout: float = 60) -> tuple[int, str, str]:
+    env = {
+        **os.environ,
+        "TRACTUI_CONFIG_DIR": str(tmp_path / "config"),
+        "TRACTUI_DATA_DIR": str(tmp_path / "data"),
+        "PRINT_TEST_KEY": KEY,
+        "PYTHONIOENCODING": "utf-8",
+    }
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tractui.cli", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout)
+    return proc.returncode, out.decode(), err.decode()
+
+
+def meta(name: str) -> dict:
+    return json.loads((FIXTURES / f"{name}.meta.json").read_text())
+
+
+PROTOCOLS = [
+    ("openai", "openai_reasoning_content/deepseek_reasoner_stream_hello", "/v1"),
+    ("anthropic", "anthropic_thinking/claude_sonnet4_stream_thinking_signature", ""),
+    ("gemini", "gemini_thoughts/gemini25pro_stream_thought_parts", ""),
+    ("openai-responses", "openai_responses/openai_o3mini_stream_reasoning_summary_multi_part", "/v1"),
+]
+
+
+@pytest.mark.parametrize(("provider", "fixture", "suffix"), PROTOCOLS, ids=[p[0] for p in PROTOCOLS])
+async def test_answer_on_stdout_thinking_on_stderr(tmp_path, loopback, provider, fixture, suffix):
+    loopback.add(sse(FIXTURES / f"{fixture}.sse", seed=5))
+    expected = meta(fixture)
+    code, out, err = await run_cli(
+        tmp_path, "-p", "hello", "--provider", provider, "--model", "m",
+        "--base-url", loopback.url + suffix, "--api-key-env", "PRINT_TEST_KEY",
+    )
+    assert code == 0, err
+    text = expected["expected_text"]
+    assert out == text + ("" if text.endswith("\n") else "\n")
+    assert expected["expected_reasoning"].strip()[:200] in err
+    with HistoryStore(tmp_path / "data" / "history.db") as store:
+        chain = store.chain(store.latest_session())
+        assert chain[-1].content.text == text and chain[-1].status == "complete"
+        assert chain[-1].provider == provider
+
+
+async def test_json_shape(tmp_path, loopback):
+    fixture = "anthropic_thinking/claude_sonnet4_stream_thinking_signature"
+    loopback.add(sse(FIXTURES / f"{fixture}.sse", seed=9))
+    expected = meta(fixture)
+    code, out, err = await run_cli(
+        tmp_path, "-p", "cross the street?", "--json", "--provider", "anthropic", "--model", "claude-sonnet-4-0",
+        "--base-url", loopback.url, "--api-key-env", "PRINT_TEST_KEY",
+    )
+    assert code == 0, err
+    result = json.loads(out)
+    assert set(result) >= {"text", "reasoning", "reasoning_blocks", "usage", "effective_context_tokens", "finish_reason", "session"}
+    assert result["text"] == expected["expected_text"]
+    assert result["reasoning"] == expected["expected_reasoning"]
+    assert result["reasoning_blocks"] == [
+        {"source_field": "thinking", "signed": True, "redacted": False, "text": expected["expected_reasoning"]}
+    ]
+    assert result["usage"] == {"input": 43, "output": 282, "reasoning": result["usage"]["reasoning"], "cached": 0}
+    assert result["effective_context_tokens"] > 43
+    assert result["finish_reason"] == "end_turn"
+    with HistoryStore(tmp_path / "data" / "history.db") as store:
+        assert store.latest_session() == result["session"]
+    assert expected["expected_reasoning"] not in err  # --json prints nothing else
+
+
+async def test_continue_makes_multi_turn_from_the_shell(tmp_path, loopback):
+    loopback.add(openai_chat_reply("Nice to meet you, Ada."), openai_chat_reply("You are Ada."))
+    common = ("--provider", "openai", "--model", "m", "--base-url", loopback.url + "/v1", "--api-key-env", "PRINT_TEST_KEY")
+    code1, out1, _ = await run_cli(tmp_path, "-p", "I am Ada", "--json", *common)
+    code2, out2, _ = await run_cli(tmp_path, "-p", "Who am I?", "-c", "--json", *common)
+    assert (code1, code2) == (0, 0)
+    assert json.loads(out1)["session"] == json.loads(out2)["session"]
+    assert [m["content"] for m in loopback.requests[1].json["messages"]] == ["I am Ada", "Nice to meet you, Ada.", "Who am I?"]
+
+
+async def test_provider_error_exits_1_with_message_on_stderr(tmp_path, loopback):
+    loopback.add(error(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}))
+    code, out, err = await run_cli(
+        tmp_path, "-p", "hi", "--provider", "openai", "--model", "m", "--base-url", loopback.url + "/v1", "--api-key-env", "PRINT_TEST_KEY"
+    )
+    assert code == 1 and out == ""
+    assert "tractui:" in err and len(err.strip().splitlines()) == 1
+    assert KEY not in err
+
+
+async def test_missing_key_exits_1_naming_the_variable(tmp_path):
+    code, _, err = await run_cli(tmp_path, "-p", "hi", "--provider", "openai", "--model", "m", "--api-key-env", "NO_SUCH_KEY_VAR_X")
+    assert code == 1 and "NO_SUCH_KEY_VAR_X" in err
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("-p", "hi", "--set", "no.such.key=1"), ("-p", "hi", "--set", "temperature=hot"), ("-p", "hi", "--model", "m"), ("-p", "  ")],
+    ids=["unknown-key", "bad-value", "model-without-provider", "empty-prompt"],
+)
+async def test_bad_usage_exits_2_and_writes_nothing(tmp_path, args):
+    code, out, err = await run_cli(tmp_path, *args)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    db = tmp_path / "data" / "history.db"
+    if db.exists():
+        with HistoryStore(db) as store:
+            assert store.list_sessions() == []
+
+
+async def test_demo_provider_with_nothing_configured(tmp_path):
+    code, out, err = await run_cli(tmp_path, "-p", "hello", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["text"] and result["reasoning"] and result["usage"]["output"] > 0
+    assert result["finish_reason"] is not None

@@ -1,0 +1,187 @@
+"""Reasoning utilities: policies, conversions, estimates; inputs never mutated."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
+from tractui.core.reasoning import (
+    apply_reasoning_policy,
+    effective_token_count,
+    estimate_thinking_tokens,
+    extract_thinking_blocks,
+    filter_thinking_for_context,
+    last_turn_range,
+    remove_thinking,
+    thinking_to_anthropic_blocks,
+    thinking_to_gemini_parts,
+    thinking_to_reasoning_field,
+)
+from tractui.core.settings import Settings
+from tractui.core.tokens import TokenCounter, get_encoding
+
+
+def ai(thought: str, text: str, **extra) -> Content:
+    return Content(speaker="ai", blocks=[ThinkingBlock(thought=thought, **extra), TextBlock(text=text)])
+
+
+def history() -> list[Content]:
+    return [
+        Content.human("q1"),
+        ai("t1", "a1"),
+        Content.human("q2"),
+        ai("t2a", "", signature="s2"),
+        Content(speaker="ai", blocks=[ThinkingBlock(thought="t2b"), ToolCallBlock(id="c", name="f", arguments="{}")]),
+        Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id="c", content="r")]),
+        ai("t2c", "a2"),
+    ]
+
+
+def thoughts(contents):
+    return [[b.thought for b in c.blocks if isinstance(b, ThinkingBlock)] for c in contents]
+
+
+def test_extract_returns_the_blocks():
+    message = history()[1]
+    blocks = extract_thinking_blocks(message)
+    assert blocks == [message.blocks[0]] and blocks[0] is message.blocks[0]
+    assert extract_thinking_blocks(Content.human("x")) == []
+
+
+def test_remove_thinking_copies_and_keeps_the_rest():
+    message = history()[1]
+    before = copy.deepcopy(message)
+    out = remove_thinking(message)
+    assert [b.type for b in out.blocks] == ["text"] and out.text == "a1"
+    assert message == before
+    out.blocks[0].text = "changed"
+    assert message == before
+    plain = Content.human("x")
+    assert remove_thinking(plain) is plain
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("none", [[], ["t1"], [], ["t2a"], ["t2b"], [], ["t2c"]]),
+        ("all", [[], [], [], [], [], [], []]),
+        # the last assistant turn is the whole tool loop after q2
+        ("allButLast", [[], [], [], ["t2a"], ["t2b"], [], ["t2c"]]),
+    ],
+)
+def test_filter_policies(policy, expected):
+    contents = history()
+    before = copy.deepcopy(contents)
+    out = filter_thinking_for_context(contents, policy)
+    assert thoughts(out) == expected
+    assert [c.text for c in out] == [c.text for c in contents]
+    assert contents == before
+
+
+def test_all_but_last_when_the_history_ends_with_a_question():
+    contents = history() + [Content.human("q3")]
+    assert thoughts(filter_thinking_for_context(contents, "allButLast"))[1:4] == [[], [], ["t2a"]]
+    assert last_turn_range(contents) == range(3, 7)
+    assert last_turn_range([Content.human("only")]) == range(0)
+
+
+def test_unknown_policy_is_refused():
+    with pytest.raises(ValueError, match="allButLast"):
+        filter_thinking_for_context(history(), "some")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("include", "strip", "kept"),
+    [
+        ("false", "none", 0),
+        ("false", "allButLast", 0),
+        ("true", "all", 0),
+        ("true", "allButLast", 3),
+        ("true", "none", 4),
+    ],
+)
+def test_apply_reasoning_policy(include, strip, kept):
+    settings = Settings({"reasoning.includeInContext": include, "reasoning.stripFromContext": strip})
+    contents = history()
+    before = copy.deepcopy(contents)
+    out = apply_reasoning_policy(contents, settings)
+    assert sum(len(t) for t in thoughts(out)) == kept
+    assert contents == before
+
+
+def test_reasoning_field():
+    message = Content(
+        speaker="ai",
+        blocks=[
+            ThinkingBlock(thought="one"),
+            ThinkingBlock(is_hidden=True, provider_metadata={"data": "opaque"}),
+            ThinkingBlock(thought="two"),
+            TextBlock(text="answer"),
+        ],
+    )
+    assert thinking_to_reasoning_field(message) == "one\n\ntwo"
+    assert thinking_to_reasoning_field(Content.human("x")) is None
+    assert thinking_to_reasoning_field(Content(speaker="ai", blocks=[ThinkingBlock(is_hidden=True)])) is None
+
+
+def anthropic_reply() -> Content:
+    return Content(
+        speaker="ai",
+        blocks=[
+            ThinkingBlock(thought="signed", source_field="thinking", signature="sig=="),
+            ThinkingBlock(is_hidden=True, source_field="thinking", provider_metadata={"data": "EmwKAhgB"}),
+            ThinkingBlock(thought="unsigned, from another provider"),
+            ThinkingBlock(is_hidden=True, source_field="summary", provider_metadata={"encrypted_content": "gAAA"}),
+            TextBlock(text="answer"),
+        ],
+    )
+
+
+def test_anthropic_blocks_keep_signatures_and_redacted_data():
+    message = anthropic_reply()
+    before = copy.deepcopy(message)
+    assert thinking_to_anthropic_blocks(message) == [
+        {"type": "thinking", "thinking": "signed", "signature": "sig=="},
+        {"type": "redacted_thinking", "data": "EmwKAhgB"},
+    ]
+    everything = thinking_to_anthropic_blocks(message, signed_only=False)
+    assert {"type": "thinking", "thinking": "unsigned, from another provider", "signature": ""} in everything
+    assert message == before
+
+
+def test_gemini_parts_keep_thought_signatures():
+    message = Content(
+        speaker="ai",
+        blocks=[
+            ThinkingBlock(thought="plan", source_field="thought", signature="CiQB"),
+            ThinkingBlock(thought="", source_field="thought", signature="only-sig"),
+            ThinkingBlock(thought="no sig", source_field="thought"),
+            ThinkingBlock(is_hidden=True, provider_metadata={"data": "x"}),
+            TextBlock(text="answer"),
+        ],
+    )
+    assert thinking_to_gemini_parts(message) == [
+        {"text": "plan", "thought": True, "thoughtSignature": "CiQB"},
+        {"text": "", "thought": True, "thoughtSignature": "only-sig"},
+        {"text": "no sig", "thought": True},
+    ]
+
+
+def test_thinking_estimate_comes_from_the_tokenizer():
+    contents = history()
+    enc = get_encoding("o200k_base")
+    expected = sum(len(enc.encode_ordinary(t)) for t in ["t1", "t2a", "t2b", "t2c"])
+    assert estimate_thinking_tokens(contents) == expected
+    long = [ai("word " * 300, "x")]
+    assert estimate_thinking_tokens(long, TokenCounter("gpt-4")) == len(get_encoding("cl100k_base").encode_ordinary("word " * 300))
+    assert estimate_thinking_tokens(long) != len("word " * 300) // 4
+
+
+def test_effective_token_count_is_the_gauge_figure():
+    settings = Settings({"reasoning.includeInContext": "true"})
+    counter = TokenCounter()
+    contents = history()
+    assert effective_token_count(contents, settings, counter=counter) == counter.count_messages(contents)
+    assert effective_token_count(contents, Settings(), counter=counter) == counter.count_messages(contents, include_thinking=False)

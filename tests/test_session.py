@@ -1,0 +1,262 @@
+"""The conversation loop over real HTTP (loopback) and a real SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from loopback import encode_sse, error, openai_chat_reply, sse
+from tractui.core.content import Content, ThinkingBlock
+from tractui.core.events import StreamError, TextDelta, ThinkingDelta
+from tractui.core.settings import Settings
+from tractui.providers.base import ProviderConfig
+from tractui.session import Conversation, ConversationError
+from tractui.store.history import HistoryStore
+
+SECRET = "sk-test-SECRET-never-stored-0123456789"
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = HistoryStore(tmp_path / "history.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def config(loopback, monkeypatch):
+    monkeypatch.setenv("TRACTUI_TEST_KEY", SECRET)
+    return ProviderConfig(provider="openai", model="loop-model", base_url=f"{loopback.url}/v1", api_key_env="TRACTUI_TEST_KEY")
+
+
+def word_stream(words: list[str], reasoning: str = "", **opts):
+    """A Chat Completions stream with one small delta per word, so a paced reply arrives gradually."""
+    def chunk(delta, finish=None):
+        return {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [chunk({"reasoning_content": reasoning})] if reasoning else []
+    chunks += [chunk({"content": w}) for w in words] + [chunk({}, "stop")]
+    return sse(encode_sse(chunks), **opts)
+
+
+async def collect(stream):
+    return [event async for event in stream]
+
+
+async def test_a_turn_commits_user_reasoning_assistant_with_stamps(store, config, loopback):
+    loopback.add(openai_chat_reply("Hello there", reasoning="Let me think.", prompt_tokens=12, completion_tokens=7))
+    conv = Conversation(store, Settings(), config, profile_name="loop")
+    events = await collect(conv.send("hi"))
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hello there"
+    assert "".join(e.text for e in events if isinstance(e, ThinkingDelta)) == "Let me think."
+    chain = conv.history()
+    assert [c.kind for c in chain] == ["user", "reasoning", "assistant"]
+    user, reasoning, answer = chain
+    assert answer.parent_id == reasoning.id and reasoning.parent_id == user.id
+    assert reasoning.content.thinking[0].thought == "Let me think." and reasoning.content.text == ""
+    assert answer.content.text == "Hello there" and answer.content.thinking == []
+    assert all(c.status == "complete" for c in chain)
+    assert (answer.provider, answer.model, answer.profile) == ("openai", "loop-model", "loop")
+    assert answer.content.metadata == {"provider": "openai", "model": "loop-model", "base_url": f"{loopback.url}/v1"}
+    assert answer.usage.input_tokens == 12 and answer.usage.output_tokens == 7
+    assert answer.metadata["finish_reason"] == "stop"
+    assert answer.metadata["basis"]["message_count"] == 2
+    assert store.session(conv.session_id).title == "hi"
+    await conv.aclose()
+
+
+async def test_a_turn_without_reasoning_has_no_reasoning_commit(store, config, loopback):
+    loopback.add(openai_chat_reply("Plain answer"))
+    conv = Conversation(store, Settings(), config)
+    await collect(conv.send("hi"))
+    assert [c.kind for c in conv.history()] == ["user", "assistant"]
+    await conv.aclose()
+
+
+async def test_multi_turn_sends_history_per_reasoning_policy(store, config, loopback):
+    loopback.add(openai_chat_reply("A1", reasoning="T1"), openai_chat_reply("A2"), openai_chat_reply("A3"))
+    conv = Conversation(store, Settings(), config)
+    await collect(conv.send("q1"))
+    await collect(conv.send("q2"))
+    sent = loopback.requests[1].json["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert sent[1]["content"] == "A1" and "reasoning_content" not in sent[1]
+    conv.settings.set("reasoning.includeInContext", "true")
+    await collect(conv.send("q3"))
+    sent = loopback.requests[2].json["messages"]
+    assert sent[1].get("reasoning_content") == "T1"
+    await conv.aclose()
+
+
+async def test_retry_makes_a_sibling_branch_and_keeps_the_old_answer(store, config, loopback):
+    loopback.add(openai_chat_reply("first"), openai_chat_reply("second"))
+    conv = Conversation(store, Settings(), config)
+    await collect(conv.send("q"))
+    old = conv.history()[-1]
+    await collect(conv.retry())
+    chain = conv.history()
+    assert [c.content.text for c in chain] == ["q", "second"]
+    assert [c.content.text for c in store.siblings(chain[-1].id)] == ["first", "second"]
+    assert store.get(old.id).content.text == "first"
+    # the retry's request did not include the old answer
+    assert [m["content"] for m in loopback.requests[1].json["messages"]] == ["q"]
+    await conv.aclose()
+
+
+async def test_edit_last_branches_from_the_user_message(store, config, loopback):
+    loopback.add(openai_chat_reply("one"), openai_chat_reply("two"), openai_chat_reply("edited answer"))
+    conv = Conversation(store, Settings(), config)
+    await collect(conv.send("q1"))
+    await collect(conv.send("q2 with typo"))
+    await collect(conv.edit_last("q2 fixed"))
+    assert [c.content.text for c in conv.history()] == ["q1", "one", "q2 fixed", "edited answer"]
+    assert len(store.branches(conv.session_id)) == 2
+    assert [m["content"] for m in loopback.requests[2].json["messages"]] == ["q1", "one", "q2 fixed"]
+    await conv.aclose()
+
+
+async def test_nothing_to_retry_and_empty_message_are_refused(store, config):
+    conv = Conversation(store, Settings(), config)
+    with pytest.raises(ConversationError):
+        await collect(conv.retry())
+    with pytest.raises(ConversationError):
+        await collect(conv.send("   "))
+    assert store.list_sessions() == []
+
+
+async def test_cancel_keeps_the_partial_reply_marked_interrupted(store, config, loopback):
+    loopback.add(word_stream(["word "] * 200, reasoning="thinking hard", seed=1, max_chunk=200, pace=0.005))
+    conv = Conversation(store, Settings(), config)
+    seen = ""
+    async for event in conv.send("go"):
+        if isinstance(event, TextDelta):
+            seen += event.text
+            if len(seen) > 20:
+                conv.cancel()
+    answer = conv.history()[-1]
+    assert answer.status == "interrupted"
+    assert answer.content.text == seen and 20 < len(seen) < 1000
+    assert conv.history()[-2].content.thinking[0].thought == "thinking hard"
+    assert isinstance(conv.assembler.error, StreamError) and conv.assembler.error.kind == "cancelled"
+    await conv.aclose()
+
+
+async def test_cancelling_the_consumer_task_keeps_the_partial(store, config, loopback):
+    loopback.add(word_stream(["slow "] * 400, seed=2, max_chunk=200, pace=0.005))
+    conv = Conversation(store, Settings(), config)
+    got = asyncio.Event()
+
+    async def consume():
+        async for event in conv.send("go"):
+            if isinstance(event, TextDelta):
+                got.set()
+
+    task = asyncio.create_task(consume())
+    await got.wait()
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    answer = conv.history()[-1]
+    assert answer.kind == "assistant" and answer.status == "interrupted" and answer.content.text.startswith("slow")
+    await conv.aclose()
+
+
+async def test_partial_reply_is_on_disk_while_streaming(store, config, loopback, tmp_path):
+    loopback.add(word_stream(["tick "] * 60, reasoning="pondering", seed=3, max_chunk=200, pace=0.005))
+    conv = Conversation(store, Settings(), config)
+    snapshots = []
+    with HistoryStore(tmp_path / "history.db") as reader:  # another connection, as another process would see it
+        async for event in conv.send("go"):
+            if isinstance(event, TextDelta) and len(conv.assembler.text) > 50 and not snapshots:
+                await asyncio.sleep(0.3)  # longer than the flush interval
+                snapshots.append(reader.chain(conv.session_id))
+    partial = snapshots[0]
+    assert [c.kind for c in partial] == ["user", "reasoning", "assistant"]
+    assert partial[-1].status == "interrupted" and len(partial[-1].content.text) > 50
+    assert partial[1].content.thinking[0].thought == "pondering"
+    assert conv.history()[-1].status == "complete"
+    await conv.aclose()
+
+
+async def test_provider_error_is_recorded_and_not_sent_back(store, config, loopback):
+    loopback.add(error(401, {"error": {"message": "bad key", "type": "invalid_request_error"}}), openai_chat_reply("ok"))
+    conv = Conversation(store, Settings(), config)
+    events = await collect(conv.send("q1"))
+    assert any(isinstance(e, StreamError) for e in events)
+    failed = conv.history()[-1]
+    assert failed.kind == "assistant" and failed.status == "error" and failed.metadata["error"]["kind"] == "auth"
+    await collect(conv.send("q2"))
+    assert [m["content"] for m in loopback.requests[1].json["messages"]] == ["q1", "q2"]
+    await conv.aclose()
+
+
+async def test_switch_profile_keeps_history_and_uses_the_new_provider_next(store, config, loopback):
+    loopback.add(openai_chat_reply("from A"), openai_chat_reply("from B"))
+    conv = Conversation(store, Settings(), config, profile_name="a")
+    await collect(conv.send("q1"))
+    other = ProviderConfig(provider="openai", model="other-model", base_url=config.base_url, api_key_env="TRACTUI_TEST_KEY")
+    conv.switch_profile(other, Settings({"temperature": "0.5"}), "b")
+    await collect(conv.send("q2"))
+    body = loopback.requests[1].json
+    assert body["model"] == "other-model" and body["temperature"] == 0.5
+    assert [m["content"] for m in body["messages"]] == ["q1", "from A", "q2"]
+    assert [(c.model, c.profile) for c in conv.history() if c.kind == "assistant"] == [("loop-model", "a"), ("other-model", "b")]
+    await conv.aclose()
+
+
+async def test_gauge_estimates_first_then_uses_actual_usage(store, config, loopback):
+    loopback.add(openai_chat_reply("An answer of a few words.", prompt_tokens=500, completion_tokens=40))
+    conv = Conversation(store, Settings(), config)
+    assert conv.gauge().estimated
+    await collect(conv.send("hello"))
+    reading = conv.gauge()
+    assert not reading.estimated and reading.effective == 540
+    longer = conv.gauge(Content.human("a new message with several more tokens in it"))
+    assert longer.effective > 540
+    await conv.aclose()
+
+
+async def test_totals_and_sessions(store, config, loopback):
+    loopback.add(openai_chat_reply("a", completion_tokens=5), openai_chat_reply("b", completion_tokens=6), openai_chat_reply("c"))
+    conv = Conversation(store, Settings(), config)
+    await collect(conv.send("q1"))
+    await collect(conv.retry())
+    assert conv.totals().output_tokens == 11
+    first = conv.session_id
+    conv.new_session()
+    assert conv.history() == []
+    await collect(conv.send("elsewhere"))
+    assert conv.session_id != first
+    assert conv.open_session(first) == first and conv.history()[-1].content.text == "b"
+    await conv.aclose()
+
+
+async def test_api_key_never_reaches_the_store(store, config, loopback, tmp_path):
+    loopback.add(openai_chat_reply("fine"), error(401, {"error": {"message": f"Incorrect API key provided: {SECRET}"}}))
+    conv = Conversation(store, Settings(), config)
+    await collect(conv.send("q"))
+    await collect(conv.send("again"))
+    assert loopback.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    from tractui.cli_history import export_markdown
+
+    exported = json.dumps(store.export_session(conv.session_id)) + export_markdown(store, conv.session_id)
+    assert "fine" in exported and SECRET not in exported
+    store.close()
+    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("history.db"))
+    assert raw and SECRET.encode() not in raw
+
+
+async def test_demo_provider_turn(store):
+    from tractui.providers.demo import DemoProvider
+
+    config = ProviderConfig(provider="demo", model="demo")
+    conv = Conversation(store, Settings(), config, provider=DemoProvider(config, pace=0))
+    events = await collect(conv.send("show me"))
+    assert any(isinstance(e, TextDelta) for e in events)
+    answer = conv.history()[-1]
+    assert answer.status == "complete" and answer.content.text and answer.usage is not None
+    assert isinstance(conv.history()[1].content.blocks[0], ThinkingBlock)
+    await conv.aclose()

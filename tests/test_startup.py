@@ -1,0 +1,110 @@
+"""Startup resolution: config.toml, --profile, provider flags, --set, the demo fallback."""
+
+from __future__ import annotations
+
+import pytest
+
+from tractui.cli import build_parser
+from tractui.core.settings import SettingError
+from tractui.profiles import AppConfig, ProfileError, save_app_config
+from tractui.providers.base import ProviderConfig
+from tractui.startup import DEMO, DEMO_NOTICE, StartupError, resolve_startup
+
+
+@pytest.fixture(autouse=True)
+def config_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "config"
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(folder))
+    for var in ("MOONSHOT_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "DEEPSEEK_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    return folder
+
+
+def resolve(*argv: str):
+    return resolve_startup(build_parser().parse_args(list(argv)))
+
+
+def test_nothing_configured_runs_the_demo_with_a_notice():
+    start = resolve()
+    assert start.config == DEMO and start.profile_name is None and start.theme is None
+    assert start.notices == [DEMO_NOTICE]
+    assert "/profile load claude" in DEMO_NOTICE and "\n" not in DEMO_NOTICE
+    assert start.settings.changed() == {}
+
+
+def test_default_profile_and_theme_come_from_config_toml(monkeypatch):
+    monkeypatch.setenv("MOONSHOT_API_KEY", "k")
+    save_app_config(AppConfig(default_profile="kimi", theme="nord"))
+    start = resolve()
+    assert start.profile_name == "kimi" and start.theme == "nord"
+    assert start.config == ProviderConfig("openai", "kimi-k2-thinking", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY")
+    assert start.settings.get("reasoning.includeInContext") is True
+    assert start.notices == []
+
+
+def test_profile_flag_wins_over_the_default_and_a_missing_key_is_noticed():
+    save_app_config(AppConfig(default_profile="kimi"))
+    start = resolve("--profile", "claude")
+    assert start.profile_name == "claude" and start.config.provider == "anthropic"
+    assert start.notices == ["ANTHROPIC_API_KEY is not set: requests to claude-sonnet-4-5 will fail until it is (export ANTHROPIC_API_KEY=…)"]
+
+
+def test_flags_override_the_profile():
+    start = resolve("--profile", "kimi", "--model", "kimi-k2-turbo-preview", "--base-url", "http://127.0.0.1:9/v1")
+    assert start.config == ProviderConfig("openai", "kimi-k2-turbo-preview", "http://127.0.0.1:9/v1", "MOONSHOT_API_KEY")
+    assert start.settings.get("context-limit") == 262144
+
+
+def test_another_provider_drops_the_profile_endpoint():
+    start = resolve("--profile", "kimi", "--provider", "anthropic", "--model", "claude-opus-4-1")
+    assert start.config == ProviderConfig("anthropic", "claude-opus-4-1")
+
+
+def test_provider_flags_alone_skip_the_default_profile():
+    save_app_config(AppConfig(default_profile="kimi"))
+    start = resolve("--provider", "openai", "--model", "qwen", "--base-url", "http://localhost:8000/v1", "--api-key-env", "")
+    assert start.config == ProviderConfig("openai", "qwen", "http://localhost:8000/v1", "")
+    assert start.profile_name is None and start.settings.changed() == {} and start.notices == []
+    assert resolve("--provider", "demo").config == DEMO
+
+
+def test_set_flags_apply_last():
+    start = resolve("--profile", "kimi", "--set", "reasoning.includeInContext=off", "--set", "reasoning.maxTokens = 2k")
+    assert start.settings.get("reasoning.includeInContext") is False
+    assert start.settings.get("reasoning.maxTokens") == 2048
+
+
+@pytest.mark.parametrize(
+    ("argv", "error", "fragment"),
+    [
+        (("--set", "reasoning.efort=high"), SettingError, "did you mean reasoning.effort?"),
+        (("--set", "reasoning.effort"), SettingError, "--set needs KEY=VALUE"),
+        (("--set", "temperature=hot"), SettingError, "bad value 'hot' for temperature"),
+        (("--profile", "nope"), ProfileError, "no profile named 'nope'"),
+        (("--provider", "openia", "--model", "x"), ProfileError, "unknown provider 'openia'"),
+        (("--provider", "openai"), StartupError, "--provider openai needs --model"),
+        (("--model", "gpt-4o"), StartupError, "need --provider or --profile"),
+        (("--provider", "openai", "--model", "m", "--api-key-env", "sk-abc"), ProfileError, "api_key_env must be the name"),
+    ],
+)
+def test_bad_flags_are_one_line_errors(argv, error, fragment):
+    with pytest.raises(error) as err:
+        resolve(*argv)
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def test_broken_default_profile_falls_back_to_the_demo_with_the_reason(config_dir):
+    (config_dir / "profiles").mkdir(parents=True)
+    (config_dir / "profiles" / "mine.toml").write_text("provider = [\n")
+    save_app_config(AppConfig(default_profile="mine"))
+    start = resolve()
+    assert start.config == DEMO
+    assert start.notices[0].startswith("default profile not loaded, using the demo: ") and "mine.toml" in start.notices[0]
+
+
+def test_profile_warnings_and_unknown_config_keys_become_notices(config_dir):
+    config_dir.mkdir(parents=True)
+    (config_dir / "config.toml").write_text('default_profile = "demo"\ncolour = "x"\n')
+    start = resolve()
+    assert start.profile_name == "demo"
+    assert start.notices == ["config.toml: unknown key 'colour' ignored"]

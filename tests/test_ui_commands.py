@@ -1,0 +1,187 @@
+"""Every slash command, typed into the prompt of a running app."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import pytest
+from ui_support import build_app, screen_text, settle, type_line
+
+from tractui.ui.screens.context import ContextScreen
+from tractui.ui.screens.help import HelpScreen
+from tractui.ui.screens.sessions import SessionsScreen
+from tractui.ui.widgets.footer import GaugeFooter
+from tractui.ui.widgets.message import AssistantMessage, UserMessage
+
+SIZE = (100, 40)
+
+
+@pytest.fixture(autouse=True)
+def dirs(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("TRACTUI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+
+
+def notes(app) -> list[str]:
+    return [str(n.render()) for n in app.query(".note")]
+
+
+async def run(pilot, line: str) -> None:
+    await type_line(pilot, line)
+    await settle(pilot)
+
+
+async def test_help_set_and_unknown_commands(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "/help")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await run(pilot, "/set")
+        assert "reasoning.includeInResponse" in notes(app)[-1]
+        await run(pilot, "/set temperature 9")
+        assert "temperature" in notes(app)[-1] and app.settings.get("temperature") is None
+        await run(pilot, "/sett")
+        assert notes(app)[-1] == "unknown command /sett; did you mean /set?"
+
+
+async def test_hiding_thinking_applies_to_past_and_future_replies(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "one")
+        await run(pilot, "/set reasoning.includeInResponse false")
+        assert all(not v.display or not v.visible or app.query_one("#chat").has_class("-hide-thinking") for v in app.query(".thinking"))
+        assert all(v.region.height == 0 for v in app.query(".thinking"))
+        await run(pilot, "two")
+        assert len(app.query(".thinking")) == 2 and all(v.region.height == 0 for v in app.query(".thinking"))
+        await run(pilot, "/set reasoning.includeInResponse true")
+        assert all(v.region.height > 0 for v in app.query(".thinking"))
+
+
+async def test_hiding_thinking_keeps_the_reading_position(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        for word in ("one", "two", "three", "four", "five", "six", "seven"):
+            await run(pilot, word)
+        chat = app.query_one("#chat")
+        users = list(app.query(UserMessage))
+        chat.scroll_to(y=users[3].virtual_region.y - 1, animate=False, immediate=True)
+        await pilot.pause()
+        widget, offset = chat.first_visible()
+        app.settings.set("reasoning.includeInResponse", "false")
+        await settle(pilot)
+        assert chat.first_visible() == (widget, offset)
+
+
+async def test_profiles_model_and_footer(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "/set temperature 0.5")
+        await run(pilot, "/profile save mine")
+        assert (tmp_path / "config" / "profiles" / "mine.toml").exists()
+        await run(pilot, "/profile list")
+        assert "mine" in notes(app)[-1]
+        await run(pilot, "/model demo-2")
+        assert app.conversation.config.model == "demo-2"
+        assert "demo-2" in str(app.query_one("#footer-where").render())
+        await run(pilot, "/profile load mine")
+        assert app.conversation.profile_name == "mine" and app.conversation.config.model == "demo"
+        assert "mine" in str(app.query_one("#footer-where").render())
+        await run(pilot, "/profile load nosuch")
+        assert "nosuch" in notes(app)[-1] and app.conversation.profile_name == "mine"
+
+
+async def test_context_overlay_shows_breakdown(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "hello")
+        await run(pilot, "/context")
+        assert isinstance(app.screen, ContextScreen)
+        text = screen_text(app)
+        for word in ("messages", "thinking", "system", "output reserve", "free", "basis: last call read"):
+            assert word in text
+        reading = app.conversation.gauge()
+        assert f"{reading.effective} / 128k" in text
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ContextScreen)
+
+
+async def test_new_sessions_and_resume(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "first session question")
+        first = app.conversation.session_id
+        await run(pilot, "/new")
+        assert app.conversation.session_id is None and not app.query(UserMessage)
+        await run(pilot, "second")
+        await run(pilot, "/sessions")
+        assert isinstance(app.screen, SessionsScreen)
+        picker = app.screen.query_one("#sessions-list")
+        index = next(i for i, s in enumerate(app.screen.sessions) if s.id == first)
+        picker.highlighted = index
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.conversation.session_id == first
+        assert [str(u.render()) for u in app.query(UserMessage)] == ["first session question"]
+        assert app.query(".thinking")  # history shows its thinking too
+
+
+async def test_retry_edit_copy_clear(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "original")
+        await run(pilot, "/retry")
+        assert len(app.query(AssistantMessage)) == 1
+        assert len(app.conversation.store.siblings(app.conversation.history()[-1].id)) >= 1
+        await run(pilot, "/edit")
+        assert app.query_one("#input").text == "original"
+        app.query_one("#input").load_text("edited")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert [u.text for u in app.query(UserMessage)] == ["edited"]
+        assert app.conversation.history()[0].content.text == "edited"
+        await run(pilot, "/copy")
+        assert app.clipboard == app.conversation.history()[-1].content.text and "edited" in app.clipboard
+        await run(pilot, "/clear")
+        assert not app.query(UserMessage) and app.conversation.history()
+
+
+async def test_export_theme_compact_quit(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "/export")
+        assert "nothing to export" in notes(app)[-1]
+        await run(pilot, "exported words")
+        await run(pilot, "/export md out.md")
+        assert "exported words" in (tmp_path / "out.md").read_text()
+        await run(pilot, "/export json")
+        dumped = json.loads(next(tmp_path.glob("tractui-*.json")).read_text())
+        assert dumped
+        await run(pilot, "/theme tractui-light")
+        assert app.theme == "tractui-light"
+        assert tomllib.loads((tmp_path / "config" / "config.toml").read_text())["theme"] == "tractui-light"
+        await run(pilot, "/theme tractui-lite")
+        assert notes(app)[-1] == "unknown theme 'tractui-lite'; did you mean tractui-light?"
+        await run(pilot, "/compact")
+        assert notes(app)[-1]  # a result line: compacted, or why not
+        await run(pilot, "/quit")
+    assert app.return_value == 0
+
+
+async def test_gauge_turns_warning_then_error_near_the_threshold(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "some words to fill the context a little")
+        footer = app.query_one(GaugeFooter)
+        assert footer.level == "ok"
+        app.settings.set("context-limit", "256")
+        app.refresh_gauge()
+        reading = footer.reading
+        app.settings.set("compression-threshold", f"{reading.effective / (0.95 * reading.usable):.4f}")
+        app.refresh_gauge()
+        assert footer.level == "warning" and footer.has_class("-warning")
+        app.settings.set("compression-threshold", "0.1")
+        app.refresh_gauge()
+        assert footer.level == "error" and footer.has_class("-error")

@@ -1,0 +1,124 @@
+"""Keys: Enter, Shift+Enter / Ctrl+J, Up/Down history, Tab completion, Ctrl+C, Ctrl+P, Ctrl+T."""
+
+from __future__ import annotations
+
+import pytest
+from ui_support import FakeClock, build_app, settle, type_line
+
+from tractui.ui.screens.context import ContextScreen
+from tractui.ui.widgets.completion import CompletionPopup
+from tractui.ui.widgets.message import UserMessage
+from tractui.ui.widgets.thinking import ThinkingView
+
+SIZE = (100, 40)
+
+
+@pytest.fixture(autouse=True)
+def dirs(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("TRACTUI_DATA_DIR", str(tmp_path / "data"))
+
+
+async def test_enter_sends_and_ctrl_j_or_shift_enter_add_lines(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        box = app.query_one("#input")
+        await pilot.press("a", "ctrl+j", "b", "shift+enter", "c")
+        assert box.text == "a\nb\nc"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert [u.text for u in app.query(UserMessage)] == ["a\nb\nc"]
+        assert box.text == ""
+
+
+async def test_up_and_down_walk_the_input_history(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        for line in ("first", "second"):
+            await type_line(pilot, line)
+            await settle(pilot)
+        box = app.query_one("#input")
+        box.insert("draft")
+        await pilot.press("up")
+        assert box.text == "second"
+        await pilot.press("up")
+        assert box.text == "first"
+        await pilot.press("down")
+        assert box.text == "second"
+        await pilot.press("down")
+        assert box.text == "draft"
+
+
+async def test_slash_completion_offers_commands_keys_and_values(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        popup = app.query_one(CompletionPopup)
+        box = app.query_one("#input")
+        await type_line(pilot, "/se", enter=False)
+        assert popup.display and [s.label for s in popup.suggestions] == ["/set", "/sessions"]
+        assert popup.suggestions[0].help == "show or change settings"
+        await pilot.press("tab")
+        assert box.text == "/set "
+        box.insert("reasoning.includeInR")
+        await pilot.pause()
+        await pilot.press("tab")
+        assert box.text == "/set reasoning.includeInResponse "
+        await pilot.pause()
+        assert [s.label for s in popup.suggestions] == ["true", "false"]
+        await pilot.press("down", "down", "enter")
+        assert box.text == "/set reasoning.includeInResponse false"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.settings.get("reasoning.includeInResponse") is False
+        assert not popup.display
+
+
+async def test_ctrl_c_copies_a_selection_and_quits_when_pressed_twice(tmp_path):
+    clock = FakeClock()
+    app = build_app(tmp_path, clock=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        box = app.query_one("#input")
+        box.insert("copy me")
+        box.select_all()
+        await pilot.press("ctrl+c")
+        assert app.clipboard == "copy me"
+        box.load_text("")
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running
+        clock.advance(5)  # too late: arms again instead of quitting
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_value == 0
+
+
+async def test_command_palette_offers_the_slash_commands(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        for char in "/context":
+            await pilot.press(char)
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, ContextScreen)
+
+
+async def test_ctrl_t_folds_thinking_to_its_header(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "why?")
+        await settle(pilot)
+        view = app.query_one(ThinkingView)
+        tall = view.region.height
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert view.folded and view.region.height == 1
+        assert "(folded)" in str(view.query_one(".thinking-header").render())
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert view.region.height == tall

@@ -1,0 +1,145 @@
+"""The conversation view: thinking inline, markdown answer, errors, cancel, inert output."""
+
+from __future__ import annotations
+
+from loopback import error, sse
+from ui_support import FakeClock, stalled, build_app, chat_stream, loop_config, screen_text, settle, type_line, wait_for
+
+from tractui.core.tokens import count_tokens
+from tractui.ui.widgets.answer import AnswerView
+from tractui.ui.widgets.footer import GaugeFooter
+from tractui.ui.widgets.message import AssistantMessage, StatusLine
+from tractui.ui.widgets.thinking import ThinkingView
+
+SIZE = (100, 40)
+
+
+async def test_demo_reply_shows_thinking_before_a_markdown_answer(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "reverse a list")
+        await settle(pilot)
+        reply = app.query_one(AssistantMessage)
+        thinking, answer = reply.parts[0], reply.parts[-1]
+        assert isinstance(thinking, ThinkingView) and isinstance(answer, AnswerView)
+        assert "reverse a list" in thinking.text
+        assert thinking.tokens == count_tokens(thinking.text)
+        assert str(app.query_one(".thinking-header").render()).startswith("Thought for 0s")
+        assert "reverse a list" in answer.text and "```" in answer.text
+        assert app.query("MarkdownFence")  # the code block is a highlighted fence
+        stored = app.conversation.history()[-1].content.text
+        assert answer.text == stored
+        totals = str(app.query_one("#footer-totals").render())
+        assert "thinking" in totals and "out" in totals
+
+
+async def test_thinking_header_counts_time_and_tokens_while_streaming(tmp_path, loopback):
+    reasoning = ["First, ", "consider the list.\n\n", "Then reverse it ", "with slicing."]
+    loopback.add(stalled(chat_stream(reasoning, [], usage=None, finish=False)))
+    clock = FakeClock()
+    app = build_app(tmp_path, config=loop_config(loopback), clock=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "how?")
+        await wait_for(pilot, lambda: any(v.text.endswith("slicing.") for v in app.query(ThinkingView)))
+        view = app.query_one(ThinkingView)
+        expected = count_tokens("First, consider the list.") + count_tokens("Then reverse it with slicing.")
+        assert view.tokens == expected
+        clock.advance(12)
+        await app._tick()
+        assert str(app.query_one(".thinking-header").render()) == f"Thinking… 12s · {expected} tokens"
+        assert len(view.query(".thinking-text")) == 2  # one widget per paragraph
+        await pilot.press("escape")
+        await settle(pilot)
+        assert str(app.query_one(".thinking-header").render()).startswith("Thought for 12s")
+
+
+async def test_escape_cancels_and_keeps_what_arrived(tmp_path, loopback):
+    loopback.add(stalled(chat_stream(["pondering"], ["Half an ans", "wer"], usage=None, finish=False)))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "go")
+        await wait_for(pilot, lambda: any(a.text == "Half an answer" for a in app.query(AnswerView)))
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not app.streaming
+        statuses = [s for s in app.query(StatusLine) if s.kind == "interrupted"]
+        assert statuses and "interrupted" in str(statuses[0].render())
+        assert "Half an answer" in screen_text(app)
+        last = app.conversation.history()[-1]
+        assert last.status == "interrupted" and last.content.text == "Half an answer"
+
+
+async def test_errors_show_inline(tmp_path, loopback):
+    loopback.add(error(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "hello")
+        await settle(pilot)
+        line = [s for s in app.query(StatusLine) if s.kind == "error"][0]
+        text = str(line.render())
+        assert text.startswith("✗ auth (401)") and "Incorrect API key" in text
+
+
+async def test_retry_countdown_is_live_then_replaced_by_the_answer(tmp_path, loopback):
+    loopback.add(error(429, {"error": {"message": "slow down"}}, retry_after=1))
+    loopback.add(sse(chat_stream([], ["finally here"])))
+    clock = FakeClock()
+    app = build_app(tmp_path, config=loop_config(loopback), clock=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "hello")
+        await wait_for(pilot, lambda: any(s.kind == "retry" for s in app.query(StatusLine)))
+        line = [s for s in app.query(StatusLine) if s.kind == "retry"][0]
+        assert "retrying in 1s (attempt 1/" in str(line.render())
+        await settle(pilot)
+        assert not [s for s in app.query(StatusLine) if s.kind == "retry"]
+        assert app.query_one(AnswerView).text == "finally here"
+
+
+async def test_model_output_is_inert_on_screen_and_in_exports(tmp_path, loopback):
+    evil = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x1b[1;1H\x07"
+    loopback.add(sse(chat_stream([f"think {evil}hard"], [f"**bold** {evil}", "tail\x1b]0;title\x1b\\ end"])))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "be evil")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "\x1b" not in shown and "\x07" not in shown
+        assert "think hard" in shown and "tail end" in shown and "[2J" not in shown
+        assert "\x1b" not in app.export_screenshot()
+        await type_line(pilot, "/copy")
+        await settle(pilot)
+        assert "\x1b" not in app.clipboard and "tail end" in app.clipboard
+        # the store keeps the reply exactly as it came (lossless); only display is cleaned
+        assert "\x1b]52" in app.conversation.history()[-1].content.text
+
+
+async def test_gauge_moves_while_streaming_and_says_estimated_first(tmp_path, loopback):
+    loopback.add(stalled(chat_stream(["x " * 400], ["y " * 50], usage=None, finish=False)))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        before = app.query_one(GaugeFooter).reading.effective
+        assert "est." in str(app.query_one("#footer-gauge").render())
+        await type_line(pilot, "go")
+        await wait_for(pilot, lambda: app.query_one(GaugeFooter).reading.effective > before + 50)
+        await pilot.press("escape")
+        await settle(pilot)
+
+
+async def test_scrolled_up_reader_gets_a_hint_instead_of_a_jump(tmp_path, loopback):
+    app = build_app(tmp_path, config=loop_config(loopback))
+    loopback.add(sse(chat_stream([], ["line\n\n" * 40])))
+    loopback.add(sse(chat_stream([], ["more\n\n"] * 40), pace=0.01, max_chunk=64))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "fill the screen")
+        await settle(pilot)
+        chat = app.query_one("#chat")
+        await type_line(pilot, "stream slowly")
+        await wait_for(pilot, lambda: len(app.query(AssistantMessage)) == 2 and "more" in app.query(AssistantMessage)[-1].answer_text)
+        chat.scroll_to(y=0, animate=False, immediate=True)
+        await settle(pilot)
+        assert chat.scroll_y == 0
+        assert app.query_one("#new-below").display
+        await pilot.press("ctrl+end")
+        await pilot.pause()
+        assert not app.query_one("#new-below").display
+        assert chat.scroll_y == chat.max_scroll_y
