@@ -28,6 +28,7 @@ from loopback import LoopbackServer, sse  # noqa: E402
 from ui_support import build_app, chat_stream, loop_config, settle, type_line, wait_for  # noqa: E402
 
 from tractui.core.tokens import get_encoding  # noqa: E402
+from tractui.ui.render import ReplyRenderer  # noqa: E402
 from tractui.ui.widgets.message import AssistantMessage  # noqa: E402
 
 TOKENS = 20_000
@@ -56,27 +57,25 @@ async def full_speed(tmp: Path) -> tuple[float, float]:
     await server.start()
     server.add(sse(body, seed=None, max_chunk=1 << 20))
     app = build_app(tmp, config=loop_config(server))
-    async with app.run_test(size=SIZE) as pilot:
-        done_at: list[float] = []
-        renderer_feed = None
+    done_at: list[float] = []
+    original = ReplyRenderer.feed
 
+    def feed(self, event):  # note when each event reaches the app
+        original(self, event)
+        done_at.append(time.perf_counter())
+
+    ReplyRenderer.feed = feed  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, "go", enter=False)
         start = time.perf_counter()
         await pilot.press("enter")
         await wait_for(pilot, lambda: app.renderer is not None, timeout=10)
-        renderer = app.renderer
-        renderer_feed = renderer.feed
-
-        def feed(event):  # note when the last event reaches the app
-            renderer_feed(event)
-            done_at.append(time.perf_counter())
-
-        renderer.feed = feed
         await app.workers.wait_for_complete()
         await pilot.pause()
         frame = time.perf_counter()
         reply = app.query(AssistantMessage)[-1]
         assert len(reply.answer_text) > 1000
+    ReplyRenderer.feed = original  # type: ignore[method-assign]
     await server.stop()
     return TOKENS / (frame - start), (frame - done_at[-1]) * 1000
 
@@ -94,10 +93,10 @@ async def keystrokes(tmp: Path) -> list[float]:
     async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, "go")
         await wait_for(pilot, lambda: app.streaming, timeout=10)
-        await pilot.pause(0.5)
         box = app.query_one("#input")
-        for i in range(60):
+        for _ in range(60):
             if not app.streaming:
+                print(f"  (stream ended after {len(latencies)} keys)")
                 break
             before = len(box.text)
             t0 = time.perf_counter()
@@ -122,8 +121,7 @@ async def main() -> None:
         rate, tail = await full_speed(Path(tmp) / "a")
         print(f"stream of {TOKENS} tokens: {rate:,.0f} tokens/s displayed (goal >= 5,000)")
         print(f"last token to final frame: {tail:.1f} ms (goal < 100 ms)")
-        lat = await keystrokes(Path(tmp) / "b")
-        lat.sort()
+        lat = sorted(await keystrokes(Path(tmp) / "b")) or [float("nan")]
         p95 = lat[int(0.95 * (len(lat) - 1))]
         print(f"keystroke to screen during a 2,000 tok/s stream: median {statistics.median(lat):.1f} ms, p95 {p95:.1f} ms over {len(lat)} keys (goal p95 < 50 ms)")
 

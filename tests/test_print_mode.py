@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from loopback import FIXTURES, error, openai_chat_reply, sse
+from tractui.cli import main
 from tractui.store.history import HistoryStore
 
 KEY = "sk-print-mode-SECRET-0123456789"
@@ -106,18 +107,29 @@ async def test_provider_error_exits_1_with_message_on_stderr(tmp_path, loopback)
     assert KEY not in err
 
 
-async def test_missing_key_exits_1_naming_the_variable(tmp_path):
-    code, _, err = await run_cli(tmp_path, "-p", "hi", "--provider", "openai", "--model", "m", "--api-key-env", "NO_SUCH_KEY_VAR_X")
+def run_in_process(tmp_path: Path, monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    """Cases that need no server run in-process: the same entry point, without a second interpreter's start-up."""
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("TRACTUI_DATA_DIR", str(tmp_path / "data"))
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_missing_key_exits_1_naming_the_variable(tmp_path, monkeypatch, capsys):
+    monkeypatch.delenv("NO_SUCH_KEY_VAR_X", raising=False)
+    code, _, err = run_in_process(tmp_path, monkeypatch, capsys, "-p", "hi", "--provider", "openai", "--model", "m", "--api-key-env", "NO_SUCH_KEY_VAR_X")
     assert code == 1 and "NO_SUCH_KEY_VAR_X" in err
 
 
 @pytest.mark.parametrize(
     "args",
-    [("-p", "hi", "--set", "no.such.key=1"), ("-p", "hi", "--set", "temperature=hot"), ("-p", "hi", "--model", "m"), ("-p", "  ")],
-    ids=["unknown-key", "bad-value", "model-without-provider", "empty-prompt"],
+    [("-p", "hi", "--set", "no.such.key=1"), ("-p", "hi", "--set", "temperature=hot"), ("-p", "hi", "--model", "m"), ("-p", "  "),
+     ("-p", "hi", "--provider", "nonsense", "--model", "m")],
+    ids=["unknown-key", "bad-value", "model-without-provider", "empty-prompt", "unknown-provider"],
 )
-async def test_bad_usage_exits_2_and_writes_nothing(tmp_path, args):
-    code, out, err = await run_cli(tmp_path, *args)
+def test_bad_usage_exits_2_and_writes_nothing(tmp_path, monkeypatch, capsys, args):
+    code, out, err = run_in_process(tmp_path, monkeypatch, capsys, *args)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
     db = tmp_path / "data" / "history.db"

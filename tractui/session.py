@@ -280,7 +280,8 @@ class Conversation:
             yield preflight.blocked
             return
         parent_id = preflight.parent_id
-        retry: list[Content] | None = None  # trimmed messages after a context-length error (once)
+        retry: list[Content] | None = None  # trimmed messages after a context-length error
+        trimmed_once = False
         # --
         settings, config = self.settings, self.config
         chain = self.store.chain(session_id, head=parent_id)
@@ -306,8 +307,8 @@ class Conversation:
                     messages, retry, basis = retry, None, None  # a trimmed request is no basis for the gauge
                     self._producer = asyncio.create_task(self._pump(provider, messages, settings, system, queue))
                     continue
-                if isinstance(event, StreamError) and event.kind == "context_length" and basis is not None and not assembler.content().blocks:
-                    trimmed = trim_for_retry(messages, self._counter, preflight.reading)
+                if isinstance(event, StreamError) and event.kind == "context_length" and not trimmed_once and not assembler.content().blocks:
+                    trimmed_once, trimmed = True, trim_for_retry(messages, self._counter, preflight.reading)
                     if trimmed is not None:
                         retry, notice = trimmed
                         yield notice

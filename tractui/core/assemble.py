@@ -120,7 +120,7 @@ class MessageAssembler:
             tool.metadata["thought_signature"] = event.signature
             return
         last = self._parts[-1] if self._parts else None
-        if last is not None and last.kind == "thinking":
+        if last is not None and last.kind == "thinking" and not (last.closed and last.signature):
             if event.signature is not None:
                 last.signature = (last.signature or "") + event.signature
             last.metadata.update({k: v for k, v in event.metadata.items() if k != "target"})

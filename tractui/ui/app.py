@@ -8,6 +8,7 @@ hands slash commands to ``tractui.commands``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -237,9 +238,15 @@ class TractApp(App[int]):
     @work(exclusive=True, group="stream")
     async def _stream(self, stream: Callable[[], AsyncIterator[StreamEvent]], renderer: ReplyRenderer) -> None:
         timer = self.set_interval(FRAME, self._frame)
+        clock = time.perf_counter
+        next_frame = clock() + FRAME
         try:
             async for event in stream():
                 renderer.feed(event)
+                if clock() >= next_frame:  # a burst of queued events: draw and let keys in
+                    await self._frame()
+                    await asyncio.sleep(0)
+                    next_frame = clock() + FRAME
         finally:
             timer.stop()
             if self.renderer is renderer:

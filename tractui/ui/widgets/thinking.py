@@ -1,8 +1,8 @@
 """A thinking block shown inline before the answer it led to.
 
-Text arrives in per-frame batches. The body is a column of paragraph
-widgets: only the last paragraph is re-rendered on each append, so a long
-thought stays cheap to stream.
+Text arrives in per-frame batches. The body is a column of chunks cut at
+paragraph breaks: only the last chunk is re-rendered and re-counted on each
+append, so a long thought stays cheap to stream.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from tractui.ui import format as fmt
+
+CHUNK_CHARS = 1500  # a chunk closes at the first paragraph break after this many characters
 
 
 class ThinkingHeader(Static):
@@ -33,11 +35,11 @@ class ThinkingView(Vertical):
         self._count = count_tokens
         self._clock = clock
         self._started = clock()
-        self._paragraphs: list[str] = []
+        self._pieces: list[str] = []
+        self._open = ""  # the chunk still growing
         self._last: Static | None = None
         self.tokens = 0
         self._closed_tokens = 0
-        self._counted = 0
         self.elapsed = elapsed
         self.folded = False
         self._initial = text
@@ -48,7 +50,7 @@ class ThinkingView(Vertical):
 
     @property
     def text(self) -> str:
-        return "\n\n".join(self._paragraphs)
+        return "".join(self._pieces)
 
     def compose(self) -> ComposeResult:
         yield ThinkingHeader(self._header(), classes="thinking-header")
@@ -61,34 +63,34 @@ class ThinkingView(Vertical):
             self.refresh_header()
 
     async def append(self, text: str) -> None:
-        """Add sanitised text; new paragraphs get their own widget."""
+        """Add sanitised text. Long thinking is cut at paragraph breaks into chunks:
+        closed chunks are never rendered or counted again."""
         if not text:
             return
-        body = self.query_one(".thinking-body", Vertical)
-        pieces = text.split("\n\n")
-        if not self._paragraphs:
-            self._paragraphs.append("")
-        self._paragraphs[-1] += pieces[0]
+        self._pieces.append(text)
+        self._open += text
         fresh: list[Static] = []
+        if len(self._open) > CHUNK_CHARS:
+            cut = self._open.rfind("\n\n")
+            if cut > 0:
+                closed, self._open = self._open[:cut], self._open[cut + 2 :]
+                self._closed_tokens += self._count(closed)
+                if self._last is None:
+                    fresh.append(self._chunk(closed))
+                else:
+                    self._show(self._last, closed)
+                self._last = None
         if self._last is None:
-            fresh.append(self._paragraph(self._paragraphs[-1]))
-        elif pieces[0]:
-            self._show(self._last, self._paragraphs[-1])
-        for piece in pieces[1:]:
-            self._paragraphs.append(piece)
-            fresh.append(self._paragraph(piece))
+            fresh.append(self._chunk(self._open))
+        else:
+            self._show(self._last, self._open)
         if fresh:
-            await body.mount_all(fresh)
+            await self.query_one(".thinking-body", Vertical).mount_all(fresh)
             self._last = fresh[-1]
-        # Closed paragraphs are counted once; only the open one is recounted, so the
-        # figure matches the tokenizer on the whole text without re-reading it per frame.
-        for closed in self._paragraphs[self._counted : len(self._paragraphs) - 1]:
-            self._closed_tokens += self._count(closed)
-        self._counted = len(self._paragraphs) - 1
-        self.tokens = self._closed_tokens + self._count(self._paragraphs[-1])
+        self.tokens = self._closed_tokens + self._count(self._open)
         self.refresh_header()
 
-    def _paragraph(self, text: str) -> Static:
+    def _chunk(self, text: str) -> Static:
         widget = Static(markup=False, classes="thinking-text")
         self._show(widget, text)
         return widget
