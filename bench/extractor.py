@@ -22,7 +22,7 @@ def sample_text(total: int = 2_000_000) -> str:
     return body + answer * ((total - len(body)) // len(answer))
 
 
-def best_of(fn, repeat: int = 3) -> float:
+def best_of(fn, repeat: int = 5) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()

@@ -414,3 +414,14 @@ def test_the_worked_example_in_the_docs_matches_the_gauge():
     settings = Settings({"context-limit": 200000, "max-tokens": 16000})
     reading = measure_context([Content.human("hi")], settings)
     assert (reading.margin, reading.usable, reading.threshold) == (4000, 180000, 153000)
+
+
+async def test_with_auto_compaction_off_nothing_is_summarised_and_nothing_overflows(store, loopback):
+    model = Model(loopback)
+    conv = conversation(store, loopback, make_settings(**{"compaction.auto": False}))
+    blocked = 0
+    for turn in range(24):
+        events = await say(conv, f"question {turn}: {words(30, turn)}")
+        blocked += any(isinstance(e, StreamError) and e.kind == "context_length" for e in events)
+    assert not model.summaries and blocked > 0
+    assert all(body_tokens(body) + MAX_TOKENS <= LIMIT for body in model.chat)

@@ -111,16 +111,24 @@ class TractApp(App[int]):
             self.theme = DEFAULT_THEME
         self._apply_thinking_visibility()
         self.refresh_where()
-        await self.show_history()
         self.query_one(InputBox).focus()
         for notice in self._notices:
             await self.note(notice)
+        self.call_after_refresh(self._after_first_frame)
         self.set_interval(1.0, self._tick)
         self.watch(self.query_one(ChatLog), "scroll_y", self._scrolled, init=False)
 
     def _scrolled(self) -> None:
         if self.query_one(ChatLog).following:
             self.query_one(NewContentHint).display = False
+
+    @work(group="startup")
+    async def _after_first_frame(self) -> None:
+        """Load the tokenizer off the event loop, then draw history and gauge: the first frame never waits."""
+        from tractui.core.tokens import encoding_for_model, get_encoding
+
+        await asyncio.to_thread(get_encoding, encoding_for_model(self.conversation.config.model))
+        await self.show_history()
 
     def get_css_variables(self) -> dict[str, str]:
         variables = super().get_css_variables()

@@ -1,0 +1,63 @@
+"""Process start to first frame, beside a bare ``import textual.app`` in the same run.
+
+The app runs in a pseudo-terminal (as a user would see it) with empty config
+and data folders; the first frame is the moment the footer's provider label
+reaches the terminal. Goal: first frame within 0.3 s of the bare import.
+Run: uv run python bench/startup.py
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+RUNS = 5
+
+
+def bare_import() -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import textual.app"], check=True)
+    return time.perf_counter() - start
+
+
+def first_frame(env: dict[str, str]) -> float:
+    master, slave = pty.openpty()
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tractui.cli"], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+    )
+    os.close(slave)
+    seen = b""
+    try:
+        while b"demo" not in seen:
+            ready, _, _ = select.select([master], [], [], 10)
+            if not ready:
+                raise RuntimeError("no frame within 10 s")
+            seen += os.read(master, 65536)
+        return time.perf_counter() - start
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        os.close(master)
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {**os.environ, "TRACTUI_CONFIG_DIR": f"{tmp}/config", "TRACTUI_DATA_DIR": f"{tmp}/data", "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"}
+        imports = [bare_import() for _ in range(RUNS)]
+        frames = [first_frame(env) for _ in range(RUNS)]
+    imp, frame = statistics.median(imports), statistics.median(frames)
+    print(f"python -c 'import textual.app': median {imp * 1000:.0f} ms over {RUNS} runs")
+    print(f"tractui start to first frame:  median {frame * 1000:.0f} ms over {RUNS} runs")
+    print(f"difference: {(frame - imp) * 1000:.0f} ms (goal <= 300 ms)")
+
+
+if __name__ == "__main__":
+    main()
