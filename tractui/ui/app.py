@@ -128,7 +128,7 @@ class TractApp(App[int]):
         from tractui.core.tokens import encoding_for_model, get_encoding
 
         await asyncio.to_thread(get_encoding, encoding_for_model(self.conversation.config.model))
-        await self.show_history()
+        await self.show_history(initial=True)
 
     def get_css_variables(self) -> dict[str, str]:
         variables = super().get_css_variables()
@@ -146,25 +146,37 @@ class TractApp(App[int]):
         return widget
 
     # -- history -----------------------------------------------------------
-    async def show_history(self) -> None:
-        """Replace the view with the current session's branch (after /new, /sessions, --resume)."""
+    async def show_history(self, *, initial: bool = False) -> None:
+        """Show the current session's branch: on start-up above the notices and anything
+        typed meanwhile; after /new, /sessions or /compact in place of the view."""
         chat = self.query_one(ChatLog)
-        await chat.remove_children()
+        if not initial:
+            await chat.remove_children()
+        position = 0
+
+        async def place(widget: Any) -> None:
+            nonlocal position
+            if initial and chat.children:
+                await chat.mount(widget, before=min(position, len(chat.children) - 1) if position < len(chat.children) else None)
+            else:
+                await chat.mount(widget)
+            position += 1
+
         reply: AssistantMessage | None = None
         for commit in self.conversation.history():
             if commit.kind == "user":
                 reply = None
-                await chat.mount(UserMessage(sanitize(commit.content.text)))
+                await place(UserMessage(sanitize(commit.content.text)))
             elif commit.kind in ("reasoning", "assistant"):
                 if reply is None:
                     reply = AssistantMessage(self._count, self.clock)
-                    await chat.mount(reply)
+                    await place(reply)
                 await self._show_blocks(reply, commit)
                 if commit.kind == "assistant":
                     reply = None
             elif commit.kind == "summary":
                 reply = None
-                await self.note("── earlier turns were compacted into a summary (originals kept in the history) ──")
+                await place(Static("── earlier turns were compacted into a summary (originals kept in the history) ──", classes="note"))
         chat.jump_to_end()
         self.refresh_gauge()
         self.refresh_totals()
