@@ -56,7 +56,8 @@ def test_remove_thinking_copies_and_keeps_the_rest():
     out = remove_thinking(message)
     assert [b.type for b in out.blocks] == ["text"] and out.text == "a1"
     assert message == before
-    out.blocks[0].text = "changed"
+    out.blocks.append(out.blocks[0])  # the block list is new; the blocks are shared, read-only
+    out.metadata["x"] = 1
     assert message == before
     plain = Content.human("x")
     assert remove_thinking(plain) is plain

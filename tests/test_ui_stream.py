@@ -117,6 +117,7 @@ async def test_gauge_moves_while_streaming_and_says_estimated_first(tmp_path, lo
     loopback.add(stalled(chat_stream(["x " * 400], ["y " * 300], usage=None, finish=False)))
     app = build_app(tmp_path, config=loop_config(loopback))
     async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)  # the first gauge reading comes right after the first frame
         before = app.query_one(GaugeFooter).reading.effective
         assert "est." in str(app.query_one("#footer-gauge").render())
         await type_line(pilot, "go")

@@ -135,6 +135,7 @@ class Conversation:
         self._producer: asyncio.Task[None] | None = None
         self._cancelled = False
         self._streaming_parent: str | None = None
+        self._before_reply: tuple[tuple[str | None, str], list[Commit], list[Content]] | None = None
         self._counter = TokenCounter(config.model)
         self.assembler: MessageAssembler | None = None  # the reply streaming now, or the last one
         self.last_commit: Commit | None = None  # the assistant commit of the last reply
@@ -363,13 +364,15 @@ class Conversation:
         """
         if head is not None and self.session_id is not None:
             chain = self.store.chain(self.session_id, head=head)
+            messages = merge_commits(chain)
         elif self._streaming_parent is not None and self.session_id is not None:
-            chain = self.store.chain(self.session_id, head=self._streaming_parent)
+            chain, messages = self._history_before_reply(self._streaming_parent)
+            messages = list(messages)
             if partial is None and self.assembler is not None:
                 partial = self.assembler.content()
         else:
             chain = self.history()
-        messages = merge_commits(chain)
+            messages = merge_commits(chain)
         if partial is not None:
             messages.append(partial)
         return measure_context(
@@ -377,6 +380,20 @@ class Conversation:
             system_prompt=self.settings.get("system-prompt") or "", tools_tokens=0,
             basis=_basis(chain), counter=self._counter,
         )
+
+
+    def _history_before_reply(self, parent: str) -> tuple[list[Commit], list[Content]]:
+        """The chain up to the reply being streamed, read once per reply.
+
+        The footer asks for the gauge many times a second while a reply
+        streams; that history does not change meanwhile, so re-reading and
+        merging it each time would make every update cost the whole session.
+        """
+        cached = self._before_reply
+        if cached is None or cached[0] != (self.session_id, parent):
+            chain = self.store.chain(self.session_id or "", head=parent)
+            cached = self._before_reply = ((self.session_id, parent), chain, merge_commits(chain))
+        return cached[1], cached[2]
 
 
 def _basis(chain: list[Commit]) -> CallBasis | None:

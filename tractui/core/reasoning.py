@@ -22,11 +22,15 @@ def extract_thinking_blocks(content: Content) -> list[ThinkingBlock]:
 
 
 def remove_thinking(content: Content) -> Content:
-    """A copy of ``content`` without thinking; the message itself when it has none."""
+    """A new message without thinking; the message itself when it has none.
+
+    The remaining blocks are shared, not copied: nothing downstream mutates
+    blocks, and deep copies dominated the cost of compiling a long history.
+    """
     if not any(isinstance(b, ThinkingBlock) for b in content.blocks):
         return content
-    blocks = [b.model_copy(deep=True) for b in content.blocks if not isinstance(b, ThinkingBlock)]
-    return Content(speaker=content.speaker, blocks=blocks, metadata=dict(content.metadata))
+    blocks = [b for b in content.blocks if not isinstance(b, ThinkingBlock)]
+    return content.model_copy(update={"blocks": blocks, "metadata": dict(content.metadata)})
 
 
 def last_turn_range(contents: Sequence[Content], end: int | None = None) -> range:
