@@ -66,10 +66,10 @@ async def full_speed(tmp: Path) -> tuple[float, float]:
 
     ReplyRenderer.feed = feed  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)  # tokenizer loaded, history shown
         await type_line(pilot, "go", enter=False)
         start = time.perf_counter()
         await pilot.press("enter")
-        await wait_for(pilot, lambda: app.renderer is not None, timeout=10)
         await app.workers.wait_for_complete()
         await pilot.pause()
         frame = time.perf_counter()
@@ -91,8 +91,8 @@ async def keystrokes(tmp: Path) -> list[float]:
     app = build_app(tmp, config=loop_config(server))
     latencies: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
         await type_line(pilot, "go")
-        await wait_for(pilot, lambda: app.streaming, timeout=10)
         box = app.query_one("#input")
         for _ in range(60):
             if not app.streaming:

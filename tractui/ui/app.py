@@ -278,18 +278,19 @@ class TractApp(App[int]):
 
     async def _frame(self) -> None:
         renderer = self.renderer
-        if renderer is None or self._flushing or not renderer.pending:
+        if renderer is None or self._flushing:
             return
-        self._flushing = True
-        try:
-            await renderer.flush()
-        finally:
-            self._flushing = False
-        now = self.clock()
+        if renderer.pending:
+            self._flushing = True
+            try:
+                await renderer.flush()
+            finally:
+                self._flushing = False
+            self._show_new_below()
+        now = time.perf_counter()  # real time: throttling only, never displayed
         if now - self._last_gauge >= GAUGE_EVERY:
             self._last_gauge = now
             self.refresh_gauge()
-        self._show_new_below()
 
     async def _tick(self) -> None:
         """Once a second: thinking timers and the retry countdown."""
