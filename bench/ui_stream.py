@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 from loopback import LoopbackServer, sse  # noqa: E402
+from textual import events  # noqa: E402
 from ui_support import build_app, chat_stream, loop_config, settle, type_line, wait_for  # noqa: E402
 
 from tractui.core.tokens import get_encoding  # noqa: E402
@@ -80,31 +81,45 @@ async def full_speed(tmp: Path) -> tuple[float, float]:
     return TOKENS / (frame - start), (frame - done_at[-1]) * 1000
 
 
-async def keystrokes(tmp: Path) -> list[float]:
+async def keystrokes(tmp: Path, keys: int = 50) -> list[float]:
+    """Type keys while a paced stream runs; each latency runs from the key entering the
+    app's input queue to the first frame painted after the character is in the prompt."""
     rate, per_write = 2000, 20
-    pieces = token_pieces(THINKING + ANSWER, 12_000)
-    body = chat_stream(pieces[:6000], pieces[6000:], usage=(100, 12_000))
+    pieces = token_pieces(THINKING + ANSWER, 20_000)
+    body = chat_stream(pieces[:8000], pieces[8000:], usage=(100, 20_000))
     server = LoopbackServer()
     await server.start()
     event_bytes = len(body) // len(pieces)
     server.add(sse(body, seed=None, max_chunk=event_bytes * per_write, pace=per_write / rate))
     app = build_app(tmp, config=loop_config(server))
     latencies: list[float] = []
+    frames: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
+        display = app._display
+
+        def painted(screen, renderable):  # every frame the compositor produces (headless: not written)
+            display(screen, renderable)
+            if renderable is not None:
+                frames.append(time.perf_counter())
+
+        app._display = painted  # type: ignore[method-assign]
         await settle(pilot)
         await type_line(pilot, "go")
+        await wait_for(pilot, lambda: len(app.query(AssistantMessage)[-1].answer_text) > 0, timeout=30)
         box = app.query_one("#input")
-        for _ in range(60):
+        for _ in range(keys):
             if not app.streaming:
                 print(f"  (stream ended after {len(latencies)} keys)")
                 break
             before = len(box.text)
             t0 = time.perf_counter()
-            await pilot.press("a")
+            app._driver.send_message(events.Key("a", "a"))
             while len(box.text) == before:
-                await asyncio.sleep(0)
-            await pilot.pause()  # the screen has been refreshed with the key
-            latencies.append((time.perf_counter() - t0) * 1000)
+                await asyncio.sleep(0.0005)
+            changed = time.perf_counter()
+            while not frames or frames[-1] <= changed:
+                await asyncio.sleep(0.0005)
+            latencies.append((frames[-1] - t0) * 1000)
             await asyncio.sleep(0.03)
         app.conversation.cancel()
         await settle(pilot)

@@ -36,6 +36,7 @@ from tractui.ui.widgets.footer import GaugeFooter, Totals
 from tractui.ui.widgets.input_box import InputBox
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
 from tractui.ui.widgets.new_below import NewContentHint
+from tractui.ui.widgets.summary import SummaryMarker
 
 FRAME = 1 / 30  # streaming updates are batched to this rate
 GAUGE_EVERY = 0.25  # seconds between gauge readings while streaming
@@ -162,21 +163,28 @@ class TractApp(App[int]):
                 await chat.mount(widget)
             position += 1
 
+        # the store's chain rules, imported here: history is drawn after the first frame
+        from tractui.store.compile import compacted_ids
+
+        chain = self.conversation.history()
+        compacted = compacted_ids(chain)
         reply: AssistantMessage | None = None
-        for commit in self.conversation.history():
+        for commit in chain:
+            dim = commit.id in compacted
             if commit.kind == "user":
                 reply = None
-                await place(UserMessage(sanitize(commit.content.text)))
+                await place(UserMessage(sanitize(commit.content.text)).set_class(dim, "-compacted"))
             elif commit.kind in ("reasoning", "assistant"):
                 if reply is None:
                     reply = AssistantMessage(self._count, self.clock)
+                    reply.set_class(dim, "-compacted")
                     await place(reply)
                 await self._show_blocks(reply, commit)
                 if commit.kind == "assistant":
                     reply = None
             elif commit.kind == "summary":
                 reply = None
-                await place(Static("── earlier turns were compacted into a summary (originals kept in the history) ──", classes="note"))
+                await place(SummaryMarker(sanitize(commit.content.text), _replaced_messages(chain, commit)))
         chat.jump_to_end()
         self.refresh_gauge()
         self.refresh_totals()
@@ -527,6 +535,16 @@ def _basis(conversation: Conversation) -> Any:
         if commit.usage is not None:
             return commit.usage
     return None
+
+
+def _replaced_messages(chain: list[Any], summary: Any) -> int:
+    """How many user and assistant messages of ``chain`` the summary commit stands in for."""
+    span = summary.metadata.get("replaces") or {}
+    ids = [c.id for c in chain]
+    if span.get("first") not in ids or span.get("last") not in ids:
+        return 0
+    covered = chain[ids.index(span["first"]) : ids.index(span["last"]) + 1]
+    return sum(1 for c in covered if c.kind in ("user", "assistant"))
 
 
 def _compactions(conversation: Conversation) -> int:

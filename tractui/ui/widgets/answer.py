@@ -2,36 +2,92 @@
 
 Fragments go through Textual's ``MarkdownStream``: only the last block is
 re-parsed on each append, and appends that arrive faster than the widget can
-render are merged, so the whole message is never re-rendered per token.
+render are merged. A long answer is cut into segments at block boundaries
+(a blank line outside a code fence): closed segments keep their cached layout,
+so each frame lays out only the growing segment instead of the whole answer.
 """
 
 from __future__ import annotations
 
+import re
+
+from textual.containers import Vertical
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
+SEGMENT_CHARS = 2000  # a segment closes at the first safe block boundary after this many characters
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+_CONTINUES = re.compile(r"[ \t]|[-*+>|]|\d+[.)]")  # indented text, lists, quotes, tables carry on across a blank line
 
-class AnswerView(Markdown):
+
+def safe_cut(text: str, start: int) -> int:
+    """The first offset at or after ``start`` just past a blank line that ends a block
+    outside any code fence, where the next line starts a fresh block; -1 if none."""
+    cut = text.find("\n\n", start)
+    while cut >= 0:
+        rest = text[cut + 2 : cut + 6]
+        if rest and not _CONTINUES.match(rest) and len(_FENCE.findall(text, 0, cut)) % 2 == 0:
+            return cut + 2
+        cut = text.find("\n\n", cut + 1)
+    return -1
+
+
+class AnswerSegment(Markdown):
+    """One run of blocks of the answer."""
+
+    DEFAULT_CSS = "AnswerSegment { padding: 0; margin: 0; }"  # flush with the reply, as one Markdown would be
+
     def __init__(self, text: str = "") -> None:
-        super().__init__(text, classes="answer")
+        super().__init__(text, classes="answer-segment")
+
+
+class AnswerView(Vertical):
+    def __init__(self, text: str = "") -> None:
+        super().__init__(classes="answer")
+        self._written: list[str] = []
+        self._open = ""  # the source of the last segment
+        self._segment: AnswerSegment | None = None
         self._stream: MarkdownStream | None = None
-        self._written: list[str] = [text] if text else []
+        self._initial = text
 
     @property
     def text(self) -> str:
         """Everything written so far, including fragments still queued for display."""
-        return "".join(self._written)
+        return self._initial + "".join(self._written)
+
+    async def on_mount(self) -> None:
+        if self._initial:  # history: whole text at once, cut the same way as a stream
+            text, self._initial = self._initial, ""
+            await self.write(text)
+            await self.finish()
 
     async def write(self, fragment: str) -> None:
         if not fragment:
             return
         self._written.append(fragment)
+        while fragment:
+            before = len(self._open)
+            self._open += fragment
+            cut = safe_cut(self._open, max(SEGMENT_CHARS, before - 6)) if len(self._open) > SEGMENT_CHARS else -1
+            if cut < 0:
+                await self._append(fragment)
+                return
+            await self._append(self._open[before:cut])
+            fragment = self._open[cut:]
+            self._open = ""
+            await self.finish()
+
+    async def _append(self, fragment: str) -> None:
+        if not fragment:
+            return
         if self._stream is None:
-            self._stream = Markdown.get_stream(self)
+            self._segment = AnswerSegment()
+            await self.mount(self._segment)
+            self._stream = Markdown.get_stream(self._segment)
         await self._stream.write(fragment)
 
     async def finish(self) -> None:
-        """Render what is queued and stop the background updater."""
+        """Render what is queued in the growing segment and stop its updater."""
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
