@@ -17,6 +17,7 @@ from typing import Any, TextIO
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import ThinkingBlock
 from tractui.core.events import Notice, RetryWait, StreamError, TextDelta, ThinkingDelta, ThinkingEnd
+from tractui.providers.demo import DemoProvider
 from tractui.session import Conversation
 from tractui.startup import resolve_startup
 from tractui.store.db import StoreError
@@ -148,7 +149,11 @@ def run_print(args: argparse.Namespace, *, out: TextIO | None = None, err: TextI
         return EXIT_PROVIDER
     with store:
         session_id = store.latest_session() if args.continue_ else None
-        conv = Conversation(store, startup.settings, startup.config, session_id=session_id, profile_name=startup.profile_name)
+        # --json prints once at the end: pacing the demo's words would only make the caller wait
+        unpaced = DemoProvider(startup.config, pace=0) if args.json and startup.config.provider == "demo" else None
+        conv = Conversation(
+            store, startup.settings, startup.config, session_id=session_id, profile_name=startup.profile_name, provider=unpaced
+        )
         try:
             conv.provider  # an unknown provider is bad usage, found before anything is written
         except ValueError as exc:

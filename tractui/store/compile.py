@@ -3,15 +3,16 @@
 Storage keeps the reasoning commit apart from the answer it led to; the wire
 wants one assistant message, so each reasoning commit is merged into the
 assistant commit that follows. Summary commits stand in for the range they
-replace; the reasoning policy is applied last, on the merged messages.
+replace; the reasoning policy is applied last, on the merged messages — except
+that when it strips all thinking, the merge leaves thinking out as it goes.
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from tractui.core.content import Content
-from tractui.core.reasoning import apply_reasoning_policy
+from tractui.core.content import Content, ThinkingBlock
+from tractui.core.reasoning import filter_thinking_for_context, remove_thinking, thinking_policy
 from tractui.core.settings import Settings
 from tractui.store.history import Commit, gc_paused
 
@@ -55,6 +56,8 @@ def compacted_ids(commits: Sequence[Commit]) -> set[str]:
 
 def effective_commits(commits: Sequence[Commit]) -> list[Commit]:
     """The chain with summaries substituted for the ranges they replace."""
+    if not any(c.kind == "summary" for c in commits):
+        return list(commits)
     cover, placed = _covering(commits)
     out: list[Commit] = []
     emitted: set[str] = set()
@@ -68,26 +71,33 @@ def effective_commits(commits: Sequence[Commit]) -> list[Commit]:
     return out
 
 
-def _reply(reasoning: list[Commit], answer: Commit | None) -> Content | None:
+def _reply(reasoning: list[Commit], answer: Commit | None, keep_thinking: bool) -> Content | None:
     parts = [*reasoning, *([answer] if answer else [])]
-    blocks = [b for c in parts for b in c.content.blocks]
+    if keep_thinking:
+        blocks = [b for c in parts for b in c.content.blocks]
+    else:
+        blocks = [b for c in parts for b in c.content.blocks if not isinstance(b, ThinkingBlock)]
     if not blocks:
-        return None  # an error-only reply: nothing the model said
+        return None  # an error-only reply (or only thinking, stripped): nothing to send
     metadata: dict[str, Any] = {}
     for c in parts:
         metadata.update(c.content.metadata)
     if any(c.status != "complete" for c in parts):
         metadata[INTERRUPTED] = True
+    if answer is not None and len(blocks) == len(answer.content.blocks) and metadata == answer.content.metadata:
+        return answer.content  # nothing added or taken away: the stored message as it is
     return Content.model_construct(speaker="ai", blocks=blocks, metadata=metadata)  # blocks were validated when read
 
 
 def merge_commits(commits: Sequence[Commit]) -> list[Content]:
     """Summaries substituted, each reasoning commit merged into the answer that follows; no policy applied."""
     with gc_paused():
-        return _merge(commits)
+        return _merge(commits, keep_thinking=True)
 
 
-def _merge(commits: Sequence[Commit]) -> list[Content]:
+def _merge(commits: Sequence[Commit], *, keep_thinking: bool) -> list[Content]:
+    """The merge; with ``keep_thinking`` off, thinking is left out as it goes (policy ``all``)
+    rather than merged into new messages only to be stripped from copies of them again."""
     messages: list[Content] = []
     pending: list[Commit] = []
     for commit in effective_commits(commits):
@@ -95,24 +105,27 @@ def _merge(commits: Sequence[Commit]) -> list[Content]:
             pending.append(commit)
             continue
         if commit.kind == "assistant":
-            reply = _reply(pending, commit)
+            reply = _reply(pending, commit, keep_thinking)
             pending = []
             if reply is not None:
                 messages.append(reply)
             continue
         if pending:  # thinking whose answer never arrived (killed mid-stream)
-            if (reply := _reply(pending, None)) is not None:
+            if (reply := _reply(pending, None, keep_thinking)) is not None:
                 messages.append(reply)
             pending = []
-        messages.append(commit.content)
-    if pending and (reply := _reply(pending, None)) is not None:
+        messages.append(commit.content if keep_thinking else remove_thinking(commit.content))
+    if pending and (reply := _reply(pending, None, keep_thinking)) is not None:
         messages.append(reply)
     return messages
 
 
 def compile_history(commits: Sequence[Commit], settings: Settings) -> list[Content]:
     """The messages to send for a chain (root → head), reasoning policy applied."""
-    merged = merge_commits(commits)
+    policy = thinking_policy(settings)
     with gc_paused():
-        messages = apply_reasoning_policy(merged, settings)
+        if policy == "all":
+            messages = _merge(commits, keep_thinking=False)
+        else:
+            messages = filter_thinking_for_context(_merge(commits, keep_thinking=True), policy)
         return [m for m in messages if m.blocks or m.speaker != "ai"]

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
 
+from pydantic import TypeAdapter
+
 from tractui import paths
 from tractui.core.content import Content, Usage
 from tractui.store.db import StoreError, connect
@@ -95,22 +97,10 @@ class SessionInfo:
 
 _COMMIT_COLUMNS = "id, parent_id, session_id, kind, content, usage, provider, model, profile, created_at, status, metadata"
 
-
-def _row_to_commit(row: tuple[Any, ...]) -> Commit:
-    return Commit(
-        id=row[0],
-        parent_id=row[1],
-        session_id=row[2],
-        kind=row[3],
-        content=Content.model_validate_json(row[4]),
-        usage=Usage.model_validate_json(row[5]) if row[5] else None,
-        provider=row[6],
-        model=row[7],
-        profile=row[8],
-        created_at=row[9],
-        status=row[10],
-        metadata=json.loads(row[11]) if row[11] != "{}" else {},
-    )
+# One validator per shape, built once: a long chain's JSON is validated in a
+# single call (one JSON array) instead of one call per commit.
+_CONTENTS = TypeAdapter(list[Content])
+_USAGES = TypeAdapter(list[Usage | None])
 
 
 @contextmanager
@@ -131,8 +121,29 @@ def gc_paused() -> Iterator[None]:
 
 
 def _rows_to_commits(rows: list[tuple[Any, ...]]) -> list[Commit]:
+    """Commits from database rows; contents and usages are each validated as one JSON array."""
+    if not rows:
+        return []
     with gc_paused():
-        return [_row_to_commit(r) for r in rows]
+        contents = _CONTENTS.validate_json("[" + ",".join([r[4] for r in rows]) + "]")
+        usages = _USAGES.validate_json("[" + ",".join([r[5] or "null" for r in rows]) + "]")
+        return [
+            Commit(
+                id=r[0],
+                parent_id=r[1],
+                session_id=r[2],
+                kind=r[3],
+                content=content,
+                usage=usage,
+                provider=r[6],
+                model=r[7],
+                profile=r[8],
+                created_at=r[9],
+                status=r[10],
+                metadata=json.loads(r[11]) if r[11] != "{}" else {},
+            )
+            for r, content, usage in zip(rows, contents, usages)
+        ]
 
 
 def _title_of(content: Content) -> str:
@@ -349,7 +360,7 @@ class HistoryStore:
 
     def get(self, commit_id: str) -> Commit | None:
         row = self._conn.execute(f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE id = ?", (commit_id,)).fetchone()
-        return _row_to_commit(row) if row else None
+        return _rows_to_commits([row])[0] if row else None
 
     def commits(self, session_id: str) -> list[Commit]:
         """Every commit of the session, all branches, oldest first."""

@@ -1,0 +1,84 @@
+"""compile_history's fast path (thinking left out during the merge) sends exactly what
+merging everything and then applying the reasoning policy sends."""
+
+from __future__ import annotations
+
+import pytest
+
+from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.core.reasoning import apply_reasoning_policy
+from tractui.core.settings import Settings
+from tractui.store.compile import INTERRUPTED, compile_history, merge_commits, summary_metadata
+from tractui.store.history import HistoryStore
+
+STAMP = {"provider": "anthropic", "model": "m", "base_url": "u"}
+
+
+def ai(*blocks, **metadata) -> Content:
+    return Content(speaker="ai", blocks=list(blocks), metadata=metadata or dict(STAMP))
+
+
+@pytest.fixture
+def chain(tmp_path):
+    """A chain with every shape the merge handles, read back from a real SQLite file."""
+    with HistoryStore(tmp_path / "history.db") as store:
+        sid = store.create_session()
+        store.append(sid, "user", Content.human("q1"))
+        store.append(sid, "reasoning", ai(ThinkingBlock(thought="t1", signature="sig")))
+        store.append(sid, "assistant", ai(TextBlock(text="a1")), usage=Usage(input_tokens=5, output_tokens=3))
+        store.append(sid, "user", Content.human("q2"))
+        store.append(sid, "assistant", ai(TextBlock(text="a2")))  # no reasoning at all
+        store.append(sid, "user", Content.human("q3"))
+        store.append(sid, "reasoning", ai(ThinkingBlock(thought="t3"), provider="other", model="n"))  # other provenance
+        store.append(sid, "assistant", ai(ThinkingBlock(thought="tags", source_field="think_tags"), TextBlock(text="a3")))
+        store.append(sid, "user", Content.human("q4"))
+        store.append(sid, "reasoning", ai(ThinkingBlock(thought="t4")), status="interrupted")
+        store.append(sid, "assistant", ai(ToolCallBlock(id="c", name="f", arguments="{}")))
+        store.append(sid, "tool", Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id="c", content="r")]))
+        store.append(sid, "reasoning", ai(ThinkingBlock(thought="orphan")), status="interrupted")  # killed before the answer
+        store.append(sid, "user", Content.human("q5"))
+        store.append(sid, "assistant", ai(), status="error")  # an error-only reply
+        store.append(sid, "user", Content.human("q6"))
+        store.append(sid, "reasoning", ai(ThinkingBlock(thought="last thought")))
+        store.append(sid, "assistant", ai(TextBlock(text="a6")))
+        yield store.chain(sid)
+
+
+def slow_path(chain, settings: Settings) -> list[Content]:
+    return [m for m in apply_reasoning_policy(merge_commits(chain), settings) if m.blocks or m.speaker != "ai"]
+
+
+@pytest.mark.parametrize(
+    ("include", "strip"),
+    [(False, "none"), (True, "all"), (True, "allButLast"), (True, "none")],
+)
+def test_compile_equals_merge_then_policy(chain, include, strip):
+    settings = Settings({"reasoning.includeInContext": include, "reasoning.stripFromContext": strip})
+    assert compile_history(chain, settings) == slow_path(chain, settings)
+
+
+def test_stripping_all_leaves_answers_provenance_and_interruptions(chain):
+    msgs = compile_history(chain, Settings())
+    assert all(not m.thinking for m in msgs)
+    assert [m.text or m.speaker for m in msgs] == ["q1", "a1", "q2", "a2", "q3", "a3", "q4", "ai", "tool", "q5", "q6", "a6"]
+    assert msgs[5].metadata["provider"] == "anthropic" and msgs[5].metadata["model"] == "m"  # the answer's stamp wins
+    assert msgs[7].metadata[INTERRUPTED] is True and msgs[7].tool_calls[0].name == "f"
+
+
+def test_the_stored_chain_is_not_changed(chain):
+    before = [c.content.model_copy(deep=True) for c in chain]
+    compile_history(chain, Settings())
+    compile_history(chain, Settings({"reasoning.includeInContext": True, "reasoning.stripFromContext": "allButLast"}))
+    assert [c.content for c in chain] == before
+
+
+def test_summaries_still_stand_in_for_their_range(tmp_path):
+    with HistoryStore(tmp_path / "history.db") as store:
+        sid = store.create_session()
+        first = store.append(sid, "user", Content.human("q1"))
+        store.append(sid, "reasoning", ai(ThinkingBlock(thought="t1")))
+        last = store.append(sid, "assistant", ai(TextBlock(text="a1")))
+        store.append(sid, "summary", Content(speaker="system", blocks=[TextBlock(text="S")]), metadata=summary_metadata(first.id, last.id))
+        store.append(sid, "user", Content.human("q2"))
+        chain = store.chain(sid)
+    assert [m.text for m in compile_history(chain, Settings())] == ["S", "q2"]
