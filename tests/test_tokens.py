@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import hashlib
 import json
 import shutil
@@ -235,3 +236,18 @@ def test_cache_is_bounded_by_the_text_it_holds():
         assert counter.count_content(Content(speaker="ai", blocks=[TextBlock(text=partial)])) == MESSAGE_OVERHEAD + counter.count(partial)
     assert counter._cached_chars <= 100
     assert len(counter._messages) < 50
+
+
+def test_loading_writes_no_cache_and_survives_an_unusable_cache_folder(monkeypatch, tmp_path):
+    """tiktoken would copy our shipped files into its cache folder (and fail when it cannot)."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(blocker / "cache"))  # cannot be created
+    tokens.clear_cache()
+    assert count_tokens("hello world", "gpt-4") == 2
+    assert os.environ["TIKTOKEN_CACHE_DIR"] == str(blocker / "cache")  # restored after loading
+    writable = tmp_path / "cache"
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(writable))
+    tokens.clear_cache()
+    assert count_tokens("hello world", "gpt-4o") == 2
+    assert not writable.exists()

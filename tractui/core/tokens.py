@@ -13,6 +13,8 @@ message's text means a growing history is never re-tokenized.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +81,30 @@ def encoding_path(name: str) -> Path:
     return ENCODINGS_DIR / f"{name}.tiktoken"
 
 
+def _load_ranks(name: str, sha256: str) -> dict[bytes, int]:
+    """tiktoken's own loader on the shipped file, with its download cache turned off.
+
+    Left on, tiktoken copies every file it loads into a cache folder (the
+    system temp dir by default) and fails outright when that folder cannot be
+    created; our files are already local, so there is nothing to cache. The
+    loader reads ``TIKTOKEN_CACHE_DIR`` at call time and ``""`` disables the
+    cache, so it is set for the duration of the call (under ``_lock``). With
+    the cache off tiktoken skips its hash check, so the file is checked here.
+    """
+    path = encoding_path(name)
+    if hashlib.sha256(path.read_bytes()).hexdigest() != sha256:
+        raise ValueError(f"Hash mismatch for the shipped encoding {path.name} (expected {sha256}): the package is damaged")
+    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = ""
+    try:
+        return load_tiktoken_bpe(str(path))
+    finally:
+        if saved is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = saved
+
+
 def get_encoding(name: str) -> tiktoken.Encoding:
     """A shipped encoding, loaded once (thread-safe) with no network access."""
     enc = _cache.get(name)
@@ -90,7 +116,7 @@ def get_encoding(name: str) -> tiktoken.Encoding:
     with _lock:
         enc = _cache.get(name)
         if enc is None:
-            ranks = load_tiktoken_bpe(str(encoding_path(name)), expected_hash=spec.sha256)
+            ranks = _load_ranks(name, spec.sha256)
             enc = tiktoken.Encoding(name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=dict(spec.special_tokens))
             _cache[name] = enc
     return enc
