@@ -189,7 +189,7 @@ def test_profile_save_load_delete_flow(host):
     host.provider_config = ProviderConfig("openai", "my-model", "http://localhost:9/v1", "")
     run(host, "/set reasoning.effort high")
     saved = run(host, "/profile save work")
-    assert not saved.error and "saved profile 'work'" in saved.message and "1 changed settings" in saved.message
+    assert not saved.error and "saved profile 'work'" in saved.message and "1 changed setting)" in saved.message
     run(host, "/set unset reasoning.effort")
     host.provider_config = ProviderConfig("demo", "demo")
     loaded = run(host, "/profile load work")
@@ -241,6 +241,14 @@ def test_profile_load_reports_warnings(host, tmp_path):
     (folder / "odd.toml").write_text('provider = "demo"\nmodel = "demo"\nflavour = "x"\n')
     result = run(host, "/profile load odd")
     assert not result.error and "warning:" in result.message and "unknown key 'flavour'" in result.message
+
+
+def test_profile_load_says_at_once_when_the_key_is_not_set(host, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    result = run(host, "/profile load claude")
+    assert not result.error and "warning: ANTHROPIC_API_KEY is not set" in result.message
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    assert "is not set" not in run(host, "/profile load claude").message
 
 
 def test_model_switches_within_the_provider_and_keeps_settings(host):

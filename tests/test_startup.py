@@ -81,7 +81,7 @@ def test_set_flags_apply_last():
         (("--set", "reasoning.effort"), SettingError, "--set needs KEY=VALUE"),
         (("--set", "temperature=hot"), SettingError, "bad value 'hot' for temperature"),
         (("--profile", "nope"), ProfileError, "no profile named 'nope'"),
-        (("--provider", "openia", "--model", "x"), ProfileError, "unknown provider 'openia'"),
+        (("--provider", "openia", "--model", "x"), StartupError, "unknown provider 'openia'"),
         (("--provider", "openai"), StartupError, "--provider openai needs --model"),
         (("--model", "gpt-4o"), StartupError, "need --provider or --profile"),
         (("--provider", "openai", "--model", "m", "--api-key-env", "sk-abc"), ProfileError, "api_key_env must be the name"),
@@ -108,3 +108,8 @@ def test_profile_warnings_and_unknown_config_keys_become_notices(config_dir):
     start = resolve()
     assert start.profile_name == "demo"
     assert start.notices == ["config.toml: unknown key 'colour' ignored"]
+
+
+def test_an_unknown_provider_is_named_before_a_missing_model(config_dir):
+    with pytest.raises(StartupError, match="unknown provider 'nope'"):
+        resolve("--provider", "nope")

@@ -24,6 +24,7 @@ from tractui.core.settings import (
 )
 from tractui.profiles import Profile, ProfileError, ProfileStore, validated
 from tractui.providers.base import ProviderConfig
+from tractui.startup import missing_key_notice
 
 Action = Literal[
     "help", "context", "compact", "new", "sessions", "retry", "edit", "copy", "export", "theme", "clear", "quit"
@@ -225,7 +226,7 @@ def _profile_save(name: str | None, ctx: CommandContext) -> CommandResult:
         description = ctx.profiles.load(name).description
     path = ctx.profiles.save(name, ctx.provider_config, ctx.settings, description=description)
     changed = len(ctx.settings.changed())
-    return CommandResult(message=f"saved profile '{name}' ({ctx.provider_config.provider} · {ctx.provider_config.model}, {changed} changed settings) to {path}")
+    return CommandResult(message=f"saved profile '{name}' ({ctx.provider_config.provider} · {ctx.provider_config.model}, {changed} changed setting{'' if changed == 1 else 's'}) to {path}")
 
 
 def _profile_load(name: str, ctx: CommandContext) -> CommandResult:
@@ -240,6 +241,8 @@ def _switch(profile: Profile, ctx: CommandContext, what: str) -> CommandResult:
         return _error(f"could not switch: {err}")
     lines = [f"{what} ({profile.provider} · {profile.model}); the history stays, the next request uses it"]
     lines.extend(f"warning: {w}" for w in profile.warnings)
+    if (missing := missing_key_notice(profile.provider_config())) is not None:
+        lines.append(f"warning: {missing}")
     return CommandResult(message="\n".join(lines))
 
 

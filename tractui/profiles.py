@@ -149,7 +149,8 @@ class ProfileStore:
     def load(self, name: str) -> Profile:
         path = self.path_for(name)
         if path is None:
-            raise ProfileError(f"no profile named '{name}'; /profile list shows the available ones")
+            available = ", ".join(entry.name for entry in self.list())
+            raise ProfileError(f"no profile named '{name}' (available: {available})")
         return read_profile(path, name)
 
     def save(self, name: str, config: ProviderConfig, settings: Settings, description: str | None = None) -> Path:

@@ -24,6 +24,7 @@ from tractui.profiles import (
     load_app_config,
     validated,
 )
+from tractui.providers import PROVIDERS
 from tractui.providers.base import ProviderConfig, key_env_name
 
 DEMO = ProviderConfig(provider="demo", model="demo")
@@ -74,10 +75,17 @@ def resolve_startup(args: Any, *, config_dir: Path | None = None, store: Profile
 
     if profile is None and provider is None:
         notices.append(DEMO_NOTICE)
+    if (missing := missing_key_notice(config)) is not None:
+        notices.append(missing)
+    return Startup(config, settings, profile.name if profile else None, app.theme, notices)
+
+
+def missing_key_notice(config: ProviderConfig) -> str | None:
+    """Say at once when the key variable is empty, rather than at the first request."""
     env = key_env_name(config)
     if env and not os.environ.get(env, "").strip():
-        notices.append(f"{env} is not set: requests to {config.model} will fail until it is (export {env}=…)")
-    return Startup(config, settings, profile.name if profile else None, app.theme, notices)
+        return f"{env} is not set: requests to {config.model} will fail until it is (export {env}=…)"
+    return None
 
 
 def _config(profile: Profile | None, provider: str | None, args: Any) -> ProviderConfig:
@@ -95,6 +103,8 @@ def _config(profile: Profile | None, provider: str | None, args: Any) -> Provide
         if len(fields) > 0:
             raise StartupError("--model, --base-url and --api-key-env need --provider or --profile")
         return DEMO
+    if fields["provider"] not in PROVIDERS:
+        raise StartupError(f"unknown provider '{fields['provider']}': expected one of {', '.join(PROVIDERS)}")
     if "model" not in fields:
         if fields["provider"] != "demo":
             raise StartupError(f"--provider {fields['provider']} needs --model NAME")

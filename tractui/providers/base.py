@@ -189,7 +189,7 @@ class Provider(ABC):
         if not key:
             return None, StreamError(
                 kind="missing_key",
-                message=f"no API key: set the environment variable {env} (or name another with --api-key-env or the profile's api_key_env)",
+                message=f"set the environment variable {env} (or name another with --api-key-env or the profile's api_key_env)",
             )
         return key, None
 

@@ -12,21 +12,18 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static, TextArea
-from textual.worker import Worker
+from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
-from tractui.core.content import TextBlock, ThinkingBlock, ToolCallBlock
-from tractui.core.events import StreamEvent
-from tractui.core.settings import Settings
-from tractui.session import Conversation
 from tractui.commands import is_command
 from tractui.ui.host import CommandHost
 from tractui.ui.palette import SlashCommands
+from tractui.ui.pending import PendingConversation
 from tractui.ui.render import ReplyRenderer
 from tractui.ui.sanitize import sanitize
 from tractui.ui.themes import DEFAULT_THEME, OUR_VARIABLES, load_themes, variable_defaults
@@ -37,6 +34,11 @@ from tractui.ui.widgets.input_box import InputBox
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
 from tractui.ui.widgets.new_below import NewContentHint
 from tractui.ui.widgets.summary import SummaryMarker
+
+if TYPE_CHECKING:
+    from tractui.core.events import StreamEvent
+    from tractui.core.settings import Settings
+    from tractui.session import Conversation
 
 FRAME = 1 / 30  # streaming updates are batched to this rate
 GAUGE_EVERY = 0.25  # seconds between gauge readings while streaming
@@ -57,7 +59,7 @@ class TractApp(App[int]):
 
     def __init__(
         self,
-        conversation: Conversation,
+        conversation: Conversation | PendingConversation,
         *,
         notices: list[str] | None = None,
         theme: str | None = None,
@@ -66,10 +68,14 @@ class TractApp(App[int]):
         theme_dirs: list[Path] | None = None,
     ) -> None:
         super().__init__()
-        self.conversation = conversation
+        # a pending conversation is built after the first frame; until then input waits in _queued
+        self._pending = conversation if isinstance(conversation, PendingConversation) else None
+        self._conversation = None if self._pending is not None else conversation
+        self._queued: list[str] = []
+        self._draining = self._pending is not None
         self.clock = clock
         self._notices = list(notices or [])
-        self._count = count_tokens or _default_counter()
+        self._count = count_tokens or _count_tokens
         loaded = load_themes(theme_dirs)
         for extra in loaded.themes:
             self.register_theme(extra)
@@ -87,13 +93,32 @@ class TractApp(App[int]):
         self._watch_settings()
 
     @property
+    def conversation(self) -> Conversation:
+        if self._conversation is None:
+            raise RuntimeError("the conversation is still being built")
+        return self._conversation
+
+    @property
+    def ready(self) -> bool:
+        """The conversation is built and the input typed meanwhile has been handled."""
+        return self._conversation is not None and not self._draining
+
+    @property
+    def _shown(self) -> Conversation | PendingConversation:
+        """Where config, settings and profile name come from: the pending conversation until it is built."""
+        if self._conversation is not None:
+            return self._conversation
+        assert self._pending is not None  # one of the two is always set
+        return self._pending
+
+    @property
     def settings(self) -> Settings:
-        return self.conversation.settings
+        return self._shown.settings
 
     def _watch_settings(self) -> None:
         """Listen to the live settings object (a profile switch brings a new one)."""
-        if self._watched is not self.conversation.settings:
-            self._watched = self.conversation.settings
+        if self._watched is not self._shown.settings:
+            self._watched = self._shown.settings
             self._watched.subscribe(self._setting_changed)
 
     # -- layout ------------------------------------------------------------
@@ -125,11 +150,29 @@ class TractApp(App[int]):
 
     @work(group="startup")
     async def _after_first_frame(self) -> None:
-        """Load the tokenizer off the event loop, then draw history and gauge: the first frame never waits."""
+        """Build the conversation and load the tokenizer off the event loop, then draw history
+        and gauge and handle what was typed meanwhile: the first frame never waits."""
+        if self._pending is not None:
+            self._conversation = await asyncio.to_thread(self._pending.build)
+            self._watch_settings()
+        # tiktoken: loaded here, after the first frame
         from tractui.core.tokens import encoding_for_model, get_encoding
 
         await asyncio.to_thread(get_encoding, encoding_for_model(self.conversation.config.model))
         await self.show_history(initial=True)
+        await self._drain()
+
+    async def _drain(self) -> None:
+        """Handle the lines typed before the conversation was ready, in order, each reply finished first."""
+        while self._queued:
+            await self._dispatch(self._queued.pop(0))
+            worker = self._worker
+            if worker is not None:
+                try:
+                    await worker.wait()
+                except (WorkerCancelled, WorkerFailed):  # Esc, or an error its own worker reports
+                    pass
+        self._draining = False
 
     def get_css_variables(self) -> dict[str, str]:
         variables = super().get_css_variables()
@@ -190,6 +233,9 @@ class TractApp(App[int]):
         self.refresh_totals()
 
     async def _show_blocks(self, reply: AssistantMessage, commit: Any) -> None:
+        # pydantic models: imported here, history is drawn after the first frame
+        from tractui.core.content import TextBlock, ThinkingBlock, ToolCallBlock
+
         for block in commit.content.blocks:
             if isinstance(block, ThinkingBlock):
                 if block.is_hidden:
@@ -225,12 +271,19 @@ class TractApp(App[int]):
         box.set_text("")
         popup.hide()
         box.completing = False
+        if not self.ready:
+            self._queued.append(text)
+            return
+        await self._dispatch(text)
+
+    async def _dispatch(self, text: str) -> None:
+        """A submitted line: the edited message, a slash command or a message to send."""
         if self.editing:
             self.editing = False
             await self.resend_edited(text)
             return
         if is_command(text.strip()) and "\n" not in text.strip():
-            await self.run_command(text.strip())
+            await self.host.run(text.strip())
             return
         await self.send(text[1:] if text.startswith("//") else text)
 
@@ -322,8 +375,8 @@ class TractApp(App[int]):
 
     # -- footer ------------------------------------------------------------
     def refresh_where(self) -> None:
-        config = self.conversation.config
-        self.query_one(GaugeFooter).show_where(config.provider, config.model, self.conversation.profile_name)
+        shown = self._shown
+        self.query_one(GaugeFooter).show_where(shown.config.provider, shown.config.model, shown.profile_name)
 
     def refresh_gauge(self) -> None:
         """The conversation's reading, the streaming partial reply included."""
@@ -340,7 +393,7 @@ class TractApp(App[int]):
             return
         if key == "reasoning.includeInResponse":
             self._apply_thinking_visibility()
-        elif not self.streaming:
+        elif self._conversation is not None and not self.streaming:
             self.refresh_gauge()  # limit, threshold, reserve and policy all move the gauge
 
     def _apply_thinking_visibility(self) -> None:
@@ -414,6 +467,10 @@ class TractApp(App[int]):
 
     # -- commands ----------------------------------------------------------
     async def run_command(self, line: str) -> None:
+        """Run a slash command now, or after the lines queued before it once the conversation is ready."""
+        if not self.ready:
+            self._queued.append(line)
+            return
         await self.host.run(line)
 
     def prefill(self, text: str) -> None:
@@ -556,7 +613,8 @@ def _compactions(conversation: Conversation) -> int:
     return compaction_count(conversation.history())
 
 
-def _default_counter() -> Callable[[str], int]:
+def _count_tokens(text: str) -> int:
+    # tiktoken: imported on first use, which comes after the first frame
     from tractui.core.tokens import count_tokens
 
-    return count_tokens
+    return count_tokens(text)

@@ -29,7 +29,7 @@ class CommandHost:
     # -- CommandContext ----------------------------------------------------
     @property
     def settings(self) -> Settings:
-        return self.app.conversation.settings
+        return self.app.settings  # the start-up's settings while the conversation is built: completion works at once
 
     @cached_property
     def profiles(self) -> ProfileStore:
