@@ -129,3 +129,13 @@ def test_dispatch_through_the_entry_point(data, capsys):
     populate()
     assert main(["sessions"]) == 0
     assert "How do I cross the street?" in capsys.readouterr().out
+
+
+def test_an_interrupted_reply_is_marked_once_in_markdown(data):
+    with HistoryStore() as store:
+        sid = store.create_session()
+        store.append(sid, "user", Content.human("Explain it."))
+        store.append(sid, "reasoning", Content(speaker="ai", blocks=[ThinkingBlock(thought="Half a thought")]), status="interrupted")
+        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text="Half an answer")]), status="interrupted")
+    code, out, _ = run("export", sid, "--format", "md")
+    assert code == 0 and out.count("_(interrupted)_") == 1 and "Half an answer" in out

@@ -145,7 +145,7 @@ def export_markdown(store: HistoryStore, session_id: str) -> str:
     chain = store.chain(session_id)
     compacted = compacted_ids(chain)
     lines = [f"# {info.title if info and info.title else 'Untitled session'}", "", f"Session `{session_id}` · {_when(info.created_at) if info else ''}", ""]
-    previous_kind = None
+    previous_kind = previous_status = None
     for commit in chain:
         heading = _HEADINGS[commit.kind]
         if commit.kind == "assistant" and previous_kind == "reasoning":
@@ -157,13 +157,13 @@ def export_markdown(store: HistoryStore, session_id: str) -> str:
             if commit.id in compacted:
                 label += " — compacted"
             lines += [f"## {label}", ""]
-        if commit.status != "complete":
-            lines += [f"_({commit.status})_", ""]
+        if commit.status != "complete" and not (heading is None and commit.status == previous_status):
+            lines += [f"_({commit.status})_", ""]  # once per reply, not again for its answer
         for part in _md_blocks(commit.content):
             lines += [part, ""]
         if commit.kind == "assistant" and commit.usage:
             lines += [f"<sub>{_usage_text(commit.usage)}</sub>", ""]
-        previous_kind = commit.kind
+        previous_kind, previous_status = commit.kind, commit.status
     return "\n".join(lines).rstrip() + "\n"
 
 
