@@ -185,3 +185,17 @@ async def test_gauge_turns_warning_then_error_near_the_threshold(tmp_path):
         app.settings.set("compression-threshold", "0.1")
         app.refresh_gauge()
         assert footer.level == "error" and footer.has_class("-error")
+
+
+async def test_a_narrow_footer_keeps_the_gauge_figure(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=(50, 20)) as pilot:
+        await settle(pilot)
+        footer = app.query_one(GaugeFooter)
+        assert footer.has_class("-narrow") and footer.has_class("-tiny")
+        assert not app.query_one("#footer-totals").display and not app.query_one("#footer-where").display
+        assert "/ 128k" in str(app.query_one("#footer-gauge").render())
+    async with build_app(tmp_path).run_test(size=(120, 20)) as pilot:
+        await settle(pilot)
+        assert pilot.app.query_one("#footer-where").display
+        assert str(pilot.app.query_one("#footer-where").render()) == "demo"

@@ -144,3 +144,21 @@ async def test_scrolled_up_reader_gets_a_hint_instead_of_a_jump(tmp_path, loopba
         await pilot.pause()
         assert not app.query_one("#new-below").display
         assert chat.scroll_y == chat.max_scroll_y
+
+
+async def test_hidden_thinking_still_says_the_model_is_thinking(tmp_path, loopback):
+    loopback.add(stalled(chat_stream(["weighing the options"], [], usage=None, finish=False)))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.settings.set("reasoning.includeInResponse", "false")
+        await type_line(pilot, "how?")
+        await wait_for(pilot, lambda: any(v.text for v in app.query(ThinkingView)))
+        await pilot.pause()
+        view = app.query_one(ThinkingView)
+        assert view.display and view.query_one(".thinking-header").display
+        assert not view.query_one(".thinking-body").visible or view.query_one(".thinking-body").styles.display == "none"
+        assert "Thinking…" in screen_text(app) and "weighing the options" not in screen_text(app)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert "Thinking…" not in screen_text(app) and "Thought" not in screen_text(app)

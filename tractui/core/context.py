@@ -67,6 +67,7 @@ class ContextReading:
     warnings: tuple[str, ...]
     margin: int = 0  # the safety margin inside limit - usable
     compression: float = 0.85  # the compression-threshold fraction behind ``threshold``
+    basis: CallBasis | None = None  # the actual call the number builds on (None: estimated)
 
     def should_compact(self, threshold: float | None = None, limit: int | None = None) -> bool:
         """Whether the effective context passes the threshold (overrides for what-if checks)."""
@@ -219,4 +220,5 @@ def measure_context(
         warnings=tuple(warnings),
         margin=margin,
         compression=compression,
+        basis=basis,
     )

@@ -30,8 +30,12 @@ def _bar(value: int, scale: int, colour: str, empty: str) -> Text:
     return Text.assemble(("█" * filled, colour), ("░" * (CHART_WIDTH - filled), empty))
 
 
-def context_report(reading: Any, colours: dict[str, str], basis: Any = None, compactions: int = 0) -> tuple[Text, Table, Text]:
-    """Title line, chart table, and the notes under it (basis, error, warnings)."""
+def context_report(reading: Any, colours: dict[str, str], compactions: int = 0) -> tuple[Text, Table, Text]:
+    """Title line, chart table, and the notes under it (basis, error, warnings).
+
+    The basis shown is the reading's own, the call the number was built on.
+    """
+    basis = reading.basis
     state = level(reading)
     accent = colours.get(f"gauge-{state}", "green")
     empty = colours.get("gauge-empty", "grey30")
@@ -43,6 +47,7 @@ def context_report(reading: Any, colours: dict[str, str], basis: Any = None, com
         ("messages", breakdown.messages, colours.get("primary", "blue")),
         ("thinking", breakdown.thinking, colours.get("thinking-foreground", "grey70")),
         ("output reserve", reading.reserve, colours.get("warning", "yellow")),
+        ("safety margin", reading.margin, colours.get("warning", "yellow")),
         ("free", reading.free, colours.get("gauge-ok", "green")),
     ]
     table = Table.grid(padding=(0, 2))
@@ -54,7 +59,7 @@ def context_report(reading: Any, colours: dict[str, str], basis: Any = None, com
     notes = Text()
     share = reading.threshold / reading.usable if reading.usable else 0
     notes.append(
-        f"window {fmt.tokens(reading.limit)} · usable {fmt.tokens(reading.usable)} after the reserve · "
+        f"window {fmt.tokens(reading.limit)} · usable {fmt.tokens(reading.usable)} after the reserve and margin · "
         f"compacts past {fmt.tokens(reading.threshold)} ({share:.0%} of usable)\n"
     )
     if reading.estimated or basis is None:
@@ -78,14 +83,13 @@ def context_report(reading: Any, colours: dict[str, str], basis: Any = None, com
 class ContextScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,enter", "dismiss", "Close")]
 
-    def __init__(self, reading: Any, basis: Any = None, compactions: int = 0) -> None:
+    def __init__(self, reading: Any, compactions: int = 0) -> None:
         super().__init__(classes="overlay")
         self.reading = reading
-        self.basis = basis  # the last call's Usage: input and output tokens
         self.compactions = compactions
 
     def compose(self) -> ComposeResult:
-        title, table, notes = context_report(self.reading, self.app.theme_variables, self.basis, self.compactions)
+        title, table, notes = context_report(self.reading, self.app.theme_variables, self.compactions)
         with Vertical(id="context-box", classes="overlay-box"):
             yield Static(title, id="context-title")
             yield Static(table, id="context-chart")

@@ -18,6 +18,8 @@ from textual.widgets import Static
 from tractui.ui import format as fmt
 
 BAR_WIDTH = 16
+NARROW = 90  # below this many columns the session totals are hidden
+TINY = 60  # ... and below this, provider · model too
 WARN_AT = 0.9  # of the compaction threshold: "getting close"
 
 Level = Literal["ok", "warning", "error"]
@@ -65,8 +67,17 @@ class GaugeFooter(Horizontal):
         yield Static(id="footer-totals", markup=False)
 
     def show_where(self, provider: str, model: str, profile: str | None) -> None:
-        parts = [provider, model] + ([profile] if profile else [])
-        self.query_one("#footer-where", Static).update(" · ".join(p for p in parts if p))
+        parts: list[str] = []
+        for part in (provider, model, profile):
+            if part and part not in parts:  # "demo · demo · demo" says it once
+                parts.append(part)
+        self.query_one("#footer-where", Static).update(" · ".join(parts))
+
+    def on_resize(self) -> None:
+        """The gauge figure is the last thing to go: totals first, then provider · model."""
+        width = self.size.width
+        self.set_class(width < NARROW, "-narrow")
+        self.set_class(width < TINY, "-tiny")
 
     def show_totals(self, totals: Totals) -> None:
         parts = []

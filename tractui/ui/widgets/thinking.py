@@ -31,7 +31,7 @@ class ThinkingView(Vertical):
     """Shaded, italic, muted: the model's reasoning, streamed live."""
 
     def __init__(self, count_tokens: Callable[[str], int], clock: Callable[[], float], *, text: str = "", elapsed: float | None = None) -> None:
-        super().__init__(classes="thinking")
+        super().__init__(classes="thinking -streaming" if elapsed is None else "thinking")
         self._count = count_tokens
         self._clock = clock
         self._started = clock()
@@ -104,6 +104,7 @@ class ThinkingView(Vertical):
     def finish(self) -> None:
         if self.elapsed is None:
             self.elapsed = self._clock() - self._started
+        self.remove_class("-streaming")
         self.refresh_header()
 
     def toggle_fold(self) -> None:
