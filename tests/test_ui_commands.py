@@ -157,8 +157,9 @@ async def test_export_theme_compact_quit(tmp_path):
         await run(pilot, "/export md out.md")
         assert "exported words" in (tmp_path / "out.md").read_text()
         await run(pilot, "/export json")
-        dumped = json.loads(next(tmp_path.glob("tractui-*.json")).read_text())
-        assert dumped
+        exported = next((tmp_path / "data" / "exports").glob("tractui-*.json"))
+        assert json.loads(exported.read_text()) and str(exported) in notes(app)[-1]
+        assert not list(tmp_path.glob("tractui-*"))  # never into the folder the app runs in
         await run(pilot, "/theme tractui-light")
         assert app.theme == "tractui-light"
         assert tomllib.loads((tmp_path / "config" / "config.toml").read_text())["theme"] == "tractui-light"

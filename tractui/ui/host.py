@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from tractui import commands
 from tractui.core.settings import Settings, closest
+from tractui.paths import data_dir
 from tractui.profiles import Profile, ProfileStore, update_app_config
 from tractui.providers.base import ProviderConfig
 from tractui.ui.sanitize import sanitize
@@ -125,7 +126,12 @@ class CommandHost:
         if fmt not in ("md", "json"):
             await self.app.note(f"unknown export format '{fmt}': md or json", error=True)
             return
-        path = Path(words[1]).expanduser() if len(words) > 1 else Path(f"tractui-{conversation.session_id.lower()}.{fmt}")
+        if len(words) > 1:
+            path = Path(words[1]).expanduser()
+        else:  # not the folder the app happens to run in: a known place, said in full below
+            folder = data_dir() / "exports"
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            path = folder / f"tractui-{conversation.session_id.lower()}.{fmt}"
         if fmt == "json":
             text = json.dumps(conversation.store.export_session(conversation.session_id), ensure_ascii=False, indent=1) + "\n"
         else:
@@ -135,7 +141,7 @@ class CommandHost:
         except OSError as exc:
             await self.app.note(f"cannot write {path}: {exc.strerror or exc}", error=True)
             return
-        await self.app.note(f"Exported this session to {path}")
+        await self.app.note(f"Exported this session to {path.resolve()}")
 
     async def _do_theme(self, name: str) -> None:
         app = self.app
