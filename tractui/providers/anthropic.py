@@ -25,7 +25,7 @@ from tractui.core.events import (
     UsageEvent,
 )
 from tractui.core.settings import Settings
-from tractui.providers.base import Provider, RequestError
+from tractui.providers.base import Provider, RequestError, append_turn
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
 
@@ -144,12 +144,7 @@ def build_messages(messages: list[Content], model: str, settings: Settings) -> t
         else:
             role = "user"
             blocks = _user_blocks(content)
-        if not blocks:
-            continue
-        if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
-        else:
-            out.append({"role": role, "content": blocks})
+        append_turn(out, role, "content", blocks)
     return out, system
 
 
@@ -284,10 +279,6 @@ class AnthropicProvider(Provider):
     name: ClassVar[str] = "anthropic"
     default_base_url: ClassVar[str] = "https://api.anthropic.com"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._temperature_noted = False
-
     def url(self, settings: Settings) -> str:
         return f"{self.base_url}/v1/messages"
 
@@ -314,10 +305,9 @@ class AnthropicProvider(Provider):
         return body
 
     def notices(self, settings: Settings) -> list[str]:
-        if self._temperature_noted or settings.get("temperature") is None or thinking_budget(settings) is None:
+        if settings.get("temperature") is None or thinking_budget(settings) is None:
             return []
-        self._temperature_noted = True
-        return [TEMPERATURE_NOTICE]
+        return self.note_once(TEMPERATURE_NOTICE)
 
     def new_parser(self, settings: Settings) -> AnthropicParser:
         return AnthropicParser()

@@ -19,7 +19,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 import httpx
 
@@ -129,6 +129,20 @@ def retry_after_seconds(headers: httpx.Headers) -> float | None:
     return min(RETRY_AFTER_CAP, max(0.0, seconds))
 
 
+def append_turn(turns: list[dict[str, Any]], role: str, key: str, items: list[Any]) -> None:
+    """Add ``items`` as a turn of ``role``, merged into the last turn when it has the same role.
+
+    Anthropic and Gemini expect alternating roles; two user messages in a row
+    (a compaction summary, then the next question) become one turn.
+    """
+    if not items:
+        return
+    if turns and turns[-1]["role"] == role:
+        turns[-1][key].extend(items)
+    else:
+        turns.append({"role": role, key: items})
+
+
 class Provider(ABC):
     """One wire protocol. Subclasses give the URL, headers, body and parser."""
 
@@ -140,6 +154,7 @@ class Provider(ABC):
         self.config = config
         self._client = client
         self._owns_client = client is None
+        self._noted: set[str] = set()
 
     # -- what a provider module supplies ------------------------------------
     @abstractmethod
@@ -164,6 +179,13 @@ class Provider(ABC):
     def notices(self, settings: Settings) -> list[str]:
         """One-time remarks about how settings were applied (e.g. temperature dropped)."""
         return []
+
+    def note_once(self, message: str) -> list[str]:
+        """``[message]`` the first time this provider says it, ``[]`` after: a remark, not a nag."""
+        if message in self._noted:
+            return []
+        self._noted.add(message)
+        return [message]
 
     @property
     def base_url(self) -> str:

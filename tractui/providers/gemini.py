@@ -24,7 +24,7 @@ from tractui.core.events import (
     UsageEvent,
 )
 from tractui.core.settings import Settings
-from tractui.providers.base import Provider
+from tractui.providers.base import Provider, append_turn
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
 
@@ -135,12 +135,7 @@ def build_contents(messages: list[Content], model: str, settings: Settings) -> t
         else:
             role = "user"
             parts = _user_parts(content, call_names)
-        if not parts:
-            continue
-        if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)
-        else:
-            contents.append({"role": role, "parts": parts})
+        append_turn(contents, role, "parts", parts)
     return contents, system
 
 

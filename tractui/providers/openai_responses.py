@@ -258,10 +258,6 @@ class OpenAIResponsesProvider(Provider):
     name: ClassVar[str] = "openai-responses"
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._temperature_noted = False
-
     def url(self, settings: Settings) -> str:
         return f"{self.base_url}/responses"
 
@@ -282,10 +278,9 @@ class OpenAIResponsesProvider(Provider):
         return body
 
     def notices(self, settings: Settings) -> list[str]:
-        if self._temperature_noted or settings.get("temperature") is None or reasoning_param(settings) is None:
+        if settings.get("temperature") is None or reasoning_param(settings) is None:
             return []
-        self._temperature_noted = True
-        return [TEMPERATURE_NOTICE]
+        return self.note_once(TEMPERATURE_NOTICE)
 
     def new_parser(self, settings: Settings) -> ResponsesParser:
         return ResponsesParser()
