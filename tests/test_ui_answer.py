@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from ui_support import build_app
 
-from tractui.ui.widgets.answer import SEGMENT_CHARS, AnswerSegment, AnswerView, safe_cut
+from tractui.ui.widgets.answer import SEGMENT_CHARS, AnswerView, safe_cut
+from tractui.ui.widgets.answer_segment import AnswerSegment
 from tractui.ui.widgets.message import AssistantMessage
 
 BLOCK = "## Step\n\nSome prose here.\n\n```python\ndef f():\n\n    return 1\n```\n\n- one\n\n- two\n\n"

@@ -27,7 +27,8 @@ from tractui.core.events import StreamError
 from tractui.core.reasoning import thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
-from tractui.providers import Provider, ProviderConfig, make_provider
+from tractui.providers import ProviderConfig, make_provider
+from tractui.providers.base import Provider
 from tractui.store.compile import effective_commits, merge_commits, summary_metadata
 from tractui.store.history import Commit, HistoryStore
 

@@ -18,7 +18,8 @@ from tractui.core.context import ContextReading
 from tractui.core.events import Notice, StreamError, StreamEvent
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
-from tractui.providers import Provider, ProviderConfig
+from tractui.providers import ProviderConfig
+from tractui.providers.base import Provider
 from tractui.store.history import HistoryStore
 
 

@@ -23,8 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tractui.core.settings import SettingError, Settings, closest, parse_value, spec_for
 from tractui.paths import config_dir as default_config_dir
 from tractui.paths import shipped_dir
-from tractui.providers import PROVIDERS
-from tractui.providers.base import ProviderConfig
+from tractui.providers.config import PROVIDERS, ProviderConfig
 
 FIELDS = ("provider", "model", "base_url", "api_key_env", "description", "settings")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")

@@ -24,8 +24,7 @@ from tractui.profiles import (
     load_app_config,
     validated,
 )
-from tractui.providers import PROVIDERS
-from tractui.providers.base import ProviderConfig, key_env_name
+from tractui.providers.config import PROVIDERS, ProviderConfig, key_env_name
 
 DEMO = ProviderConfig(provider="demo", model="demo")
 DEMO_NOTICE = (

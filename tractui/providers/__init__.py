@@ -1,24 +1,21 @@
 """Wire protocols: neutral history in, stream events out. No Textual here.
 
 ``make_provider(config)`` picks the module by ``config.provider``; modules are
-imported lazily so one provider's import problem never breaks the others.
+imported lazily so one provider's import problem never breaks the others, and
+so that naming a provider (profiles, start-up) does not load httpx.
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-import httpx
+from tractui.providers.config import PROVIDERS, ProviderConfig
 
-from tractui.providers.base import Provider, ProviderConfig
+if TYPE_CHECKING:
+    import httpx
 
-PROVIDERS: dict[str, str] = {
-    "openai": "tractui.providers.openai:OpenAIChatProvider",
-    "anthropic": "tractui.providers.anthropic:AnthropicProvider",
-    "gemini": "tractui.providers.gemini:GeminiProvider",
-    "openai-responses": "tractui.providers.openai_responses:OpenAIResponsesProvider",
-    "demo": "tractui.providers.demo:DemoProvider",
-}
+    from tractui.providers.base import Provider
 
 
 class UnknownProvider(ValueError):
@@ -35,4 +32,4 @@ def make_provider(config: ProviderConfig, *, client: httpx.AsyncClient | None = 
     return cls(config, client=client)
 
 
-__all__ = ["PROVIDERS", "Provider", "ProviderConfig", "UnknownProvider", "make_provider"]
+__all__ = ["PROVIDERS", "ProviderConfig", "UnknownProvider", "make_provider"]

@@ -18,7 +18,6 @@ import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import httpx
@@ -32,32 +31,13 @@ from tractui.core.events import (
     StreamEvent,
 )
 from tractui.core.settings import Settings
+from tractui.providers.config import DEFAULT_KEY_ENV, ProviderConfig, key_env_name
 from tractui.providers.errors import error_from_body, make_error, parse_error_body
 from tractui.providers.sse import aiter_events
 
-DEFAULT_KEY_ENV: dict[str, str] = {
-    "openai": "OPENAI_API_KEY",
-    "openai-responses": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-}
 RETRY_AFTER_CAP = 60.0  # seconds; a server asking for longer still gets retried after this
 BACKOFF_CAP = 30.0
 CONNECT_TIMEOUT = 15.0
-
-
-@dataclass(frozen=True)
-class ProviderConfig:
-    """Which endpoint and model; ``api_key_env`` names the variable holding the key.
-
-    ``api_key_env=None`` means the provider's default variable; ``""`` means
-    the server needs no key (a local Ollama, llama.cpp or vLLM).
-    """
-
-    provider: str
-    model: str
-    base_url: str | None = None
-    api_key_env: str | None = None
 
 
 class RequestError(ValueError):
@@ -99,13 +79,6 @@ def redact(text: str, *secrets: str | None) -> str:
             text = text.replace(value, "[REDACTED]")
     text = _SECRETISH.sub(lambda m: m.group(1) + "[REDACTED]", text)
     return _KEY_SHAPES.sub("[REDACTED]", text)
-
-
-def key_env_name(config: ProviderConfig) -> str | None:
-    """The variable to read the key from, or ``None`` when no key is needed."""
-    if config.api_key_env is not None:
-        return config.api_key_env or None
-    return DEFAULT_KEY_ENV.get(config.provider)
 
 
 def retry_after_seconds(headers: httpx.Headers) -> float | None:

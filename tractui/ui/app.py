@@ -517,7 +517,7 @@ class TractApp(App[int]):
         from tractui.ui.screens.context import ContextScreen
 
         reading = self.conversation.gauge()
-        await self.push_screen(ContextScreen(reading, _basis(self.conversation), _compactions(self.conversation)))
+        await self.push_screen(ContextScreen(reading, _compactions(self.conversation)))
 
     async def compact(self, instructions: str | None) -> None:
         if self.streaming:
@@ -582,16 +582,6 @@ class TractApp(App[int]):
     async def clear_view(self) -> None:
         await self.query_one(ChatLog).remove_children()
         await self.note("Screen cleared; the history is kept (/sessions, --continue).")
-
-
-def _basis(conversation: Conversation) -> Any:
-    """The last provider call's usage (what the gauge builds on), or None before the first call."""
-    for commit in reversed(conversation.history()):
-        if commit.kind == "summary":
-            return None
-        if commit.usage is not None:
-            return commit.usage
-    return None
 
 
 def _replaced_messages(chain: list[Any], summary: Any) -> int:

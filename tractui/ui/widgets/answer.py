@@ -10,10 +10,14 @@ so each frame lays out only the growing segment instead of the whole answer.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from textual.containers import Vertical
-from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownStream
+
+if TYPE_CHECKING:
+    from textual.widgets.markdown import MarkdownStream
+
+    from tractui.ui.widgets.answer_segment import AnswerSegment
 
 SEGMENT_CHARS = 2000  # a segment closes at the first safe block boundary after this many characters
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
@@ -30,15 +34,6 @@ def safe_cut(text: str, start: int) -> int:
             return cut + 2
         cut = text.find("\n\n", cut + 1)
     return -1
-
-
-class AnswerSegment(Markdown):
-    """One run of blocks of the answer."""
-
-    DEFAULT_CSS = "AnswerSegment { padding: 0; margin: 0; }"  # flush with the reply, as one Markdown would be
-
-    def __init__(self, text: str = "") -> None:
-        super().__init__(text, classes="answer-segment")
 
 
 class AnswerView(Vertical):
@@ -81,9 +76,12 @@ class AnswerView(Vertical):
         if not fragment:
             return
         if self._stream is None:
+            # Markdown: imported with the first answer, after the app's first frame
+            from tractui.ui.widgets.answer_segment import AnswerSegment
+
             self._segment = AnswerSegment()
             await self.mount(self._segment)
-            self._stream = Markdown.get_stream(self._segment)
+            self._stream = AnswerSegment.get_stream(self._segment)
         await self._stream.write(fragment)
 
     async def finish(self) -> None:

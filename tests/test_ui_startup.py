@@ -1,0 +1,59 @@
+"""The app drawn before its conversation exists: footer at once, typed input kept until it is ready."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from ui_support import DEMO, FakeClock, settle, type_line, wait_for
+
+from tractui.core.settings import Settings
+from tractui.providers.demo import DemoProvider
+from tractui.session import Conversation
+from tractui.store.history import HistoryStore
+from tractui.ui.app import TractApp
+from tractui.ui.pending import PendingConversation
+from tractui.ui.widgets.footer import GaugeFooter
+from tractui.ui.widgets.message import AssistantMessage, UserMessage
+
+
+@pytest.fixture(autouse=True)
+def dirs(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("TRACTUI_DATA_DIR", str(tmp_path / "data"))
+
+
+def pending_app(tmp_path, gate: threading.Event) -> tuple[TractApp, HistoryStore]:
+    store = HistoryStore(tmp_path / "history.db")
+    settings = Settings()
+
+    def build() -> Conversation:
+        gate.wait(10)
+        return Conversation(store, settings, DEMO, provider=DemoProvider(DEMO, pace=0))
+
+    return TractApp(PendingConversation(DEMO, settings, None, build), clock=FakeClock()), store
+
+
+async def test_input_typed_before_the_conversation_is_built_is_sent_after(tmp_path):
+    gate = threading.Event()
+    app, store = pending_app(tmp_path, gate)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            assert not app.ready
+            assert "demo" in str(app.query_one(GaugeFooter).query_one("#footer-where").render())
+            await type_line(pilot, "first")
+            await type_line(pilot, "/set temperature 0.5")
+            await type_line(pilot, "second")
+            assert not app.query(UserMessage) and app.settings.get("temperature") is None
+            gate.set()
+            await wait_for(pilot, lambda: app.ready)
+            await settle(pilot)
+            users = [m.text for m in app.query(UserMessage)]
+            assert users == ["first", "second"]
+            assert len(app.query(AssistantMessage)) == 2
+            assert app.settings.get("temperature") == 0.5
+            assert [c.kind for c in app.conversation.history() if c.kind == "user"] == ["user", "user"]
+    finally:
+        gate.set()
+        store.close()
