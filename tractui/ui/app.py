@@ -523,11 +523,8 @@ class TractApp(App[int]):
         if self.streaming:
             await self.note("a reply is still streaming — Esc cancels it", error=True)
             return
-        try:
-            from tractui.compaction_gate import compact_conversation
-        except ImportError:
-            await self.note("/compact is not available yet in this build", error=True)
-            return
+        from tractui.compaction_gate import compact_conversation  # loaded with the first /compact, not at start-up
+
         line = await self.note("Compacting…")
         self._worker = self._compact(compact_conversation(self.conversation, instructions), line)
 
@@ -595,11 +592,9 @@ def _replaced_messages(chain: list[Any], summary: Any) -> int:
 
 
 def _compactions(conversation: Conversation) -> int:
-    """How often this session was compacted (0 until compaction exists)."""
-    try:
-        from tractui.compaction import compaction_count
-    except ImportError:
-        return 0
+    """How often this session was compacted (the footer's and /context's "compacted N×")."""
+    from tractui.compaction import compaction_count  # not needed for the first frame
+
     return compaction_count(conversation.history())
 
 
