@@ -47,3 +47,27 @@ async def test_history_answer_is_segmented_the_same_way(tmp_path):
         await pilot.pause()
         segments = list(view.query_children(AnswerSegment))
         assert len(segments) >= 2 and "".join(s.source for s in segments) == source
+
+
+async def test_finished_segments_are_pinned_to_their_full_height_and_follow_the_width(tmp_path):
+    app = build_app(tmp_path)
+    source = BLOCK * (3 * SEGMENT_CHARS // len(BLOCK) + 2)
+
+    def measured(view: AnswerView, segment: AnswerSegment) -> int:
+        return segment.get_content_height(view.content_region.size, app.size, view.content_region.width)
+
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = AnswerView(source)
+        await app.query_one("#chat").mount(view)
+        for _ in range(10):
+            await pilot.pause(0.05)
+        segments = list(view.query_children(AnswerSegment))
+        assert len(segments) >= 3
+        for segment in segments:  # a pinned height that is too small would cut text off
+            assert segment.styles.height is not None and segment.styles.height.is_cells
+            assert segment.styles.height.value == measured(view, segment) == segment.size.height
+        await pilot.resize_terminal(50, 40)
+        for _ in range(10):
+            await pilot.pause(0.05)
+        for segment in segments:
+            assert segment.styles.height.value == measured(view, segment) == segment.size.height

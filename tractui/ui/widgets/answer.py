@@ -13,12 +13,14 @@ import re
 from typing import TYPE_CHECKING
 
 from textual.containers import Vertical
+from textual.widget import Widget
 
 if TYPE_CHECKING:
     from textual.widgets.markdown import MarkdownStream
 
     from tractui.ui.widgets.answer_segment import AnswerSegment
 
+PIN_RETRY = 0.05  # seconds between tries to pin a segment that has not been laid out yet
 SEGMENT_CHARS = 2000  # a segment closes at the first safe block boundary after this many characters
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 _CONTINUES = re.compile(r"[ \t]|[-*+>|]|\d+[.)]")  # indented text, lists, quotes, tables carry on across a blank line
@@ -44,6 +46,7 @@ class AnswerView(Vertical):
         self._segment: AnswerSegment | None = None
         self._stream: MarkdownStream | None = None
         self._initial = text
+        self._pinned_width = 0
 
     @property
     def text(self) -> str:
@@ -89,3 +92,32 @@ class AnswerView(Vertical):
         if self._stream is not None:
             await self._stream.stop()
             self._stream = None
+            if self._segment is not None:
+                self.call_after_refresh(self._pin, self._segment)
+
+    def _pin(self, segment: Widget) -> None:
+        """Fix a finished segment's height at what it measures.
+
+        Textual re-measures auto-height children against their parent's
+        current height, so while the answer grows every finished segment
+        would be laid out again on every frame; with a fixed height its
+        layout is cached. A new width unpins them (``on_resize``).
+        """
+        streaming = segment is self._segment and self._stream is not None
+        if not segment.is_mounted or streaming:
+            return
+        width = self.content_region.width
+        if not width:  # not laid out yet
+            self.set_timer(PIN_RETRY, lambda: self._pin(segment))
+            return
+        # measured now, from the blocks themselves: the last frame may predate the last blocks
+        segment.styles.height = segment.get_content_height(self.content_region.size, self.app.size, width)
+
+    def on_resize(self) -> None:
+        width = self.size.width
+        if width == self._pinned_width:
+            return
+        self._pinned_width = width
+        for segment in self.children:
+            segment.styles.height = "auto"
+            self.call_after_refresh(self._pin, segment)
