@@ -25,7 +25,7 @@ from tractui.core.events import (
     UsageEvent,
 )
 from tractui.core.settings import Settings
-from tractui.providers.base import Provider, RequestError, append_turn
+from tractui.providers.base import Provider, RequestError, append_turn, system_text
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
 
@@ -295,7 +295,7 @@ class AnthropicProvider(Provider):
         plan = plan_thinking(settings)
         converted, system_texts = build_messages(messages, self.config.model, settings)
         body: dict[str, Any] = {"model": self.config.model, "max_tokens": plan.max_tokens, "messages": converted, "stream": True}
-        prompt = "\n\n".join(t for t in [system or settings.get("system-prompt") or "", *system_texts] if t)
+        prompt = system_text(system, settings, system_texts)
         if prompt:
             body["system"] = prompt
         if plan.budget is not None:

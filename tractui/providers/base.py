@@ -17,7 +17,7 @@ import random
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, ClassVar, Protocol
 
 import httpx
@@ -100,6 +100,11 @@ def retry_after_seconds(headers: httpx.Headers) -> float | None:
             return None
         seconds = date.timestamp() - time.time()
     return min(RETRY_AFTER_CAP, max(0.0, seconds))
+
+
+def system_text(system: str | None, settings: Settings, found: Sequence[str] = ()) -> str:
+    """The one system prompt for a request: the caller's or the setting's, then system messages from the history."""
+    return "\n\n".join(t for t in [system or settings.get("system-prompt") or "", *found] if t)
 
 
 def append_turn(turns: list[dict[str, Any]], role: str, key: str, items: list[Any]) -> None:

@@ -24,7 +24,7 @@ from tractui.core.events import (
     UsageEvent,
 )
 from tractui.core.settings import Settings
-from tractui.providers.base import Provider, append_turn
+from tractui.providers.base import Provider, append_turn, system_text
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
 
@@ -309,7 +309,7 @@ class GeminiProvider(Provider):
     def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
         contents, system_texts = build_contents(messages, self.config.model, settings)
         body: dict[str, Any] = {"contents": contents}
-        prompt = "\n\n".join(t for t in [system or settings.get("system-prompt") or "", *system_texts] if t)
+        prompt = system_text(system, settings, system_texts)
         if prompt:
             body["systemInstruction"] = {"parts": [{"text": prompt}]}
         generation: dict[str, Any] = {}

@@ -23,7 +23,7 @@ from tractui.core.events import (
     UsageEvent,
 )
 from tractui.core.settings import Settings
-from tractui.providers.base import Provider
+from tractui.providers.base import Provider, system_text
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
 
@@ -264,7 +264,7 @@ class OpenAIResponsesProvider(Provider):
     def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
         items, system_texts = build_input(messages, self.config.model, settings)
         body: dict[str, Any] = {"model": self.config.model, "input": items, "stream": True, "store": False}
-        prompt = "\n\n".join(t for t in [system or settings.get("system-prompt") or "", *system_texts] if t)
+        prompt = system_text(system, settings, system_texts)
         if prompt:
             body["instructions"] = prompt
         reasoning = reasoning_param(settings)
