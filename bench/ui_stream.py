@@ -29,6 +29,7 @@ from textual import events  # noqa: E402
 from ui_support import build_app, chat_stream, loop_config, settle, type_line, wait_for  # noqa: E402
 
 from tractui.core.tokens import get_encoding  # noqa: E402
+from tractui.ui.launch import tune_gc  # noqa: E402
 from tractui.ui.render import ReplyRenderer  # noqa: E402
 from tractui.ui.widgets.message import AssistantMessage  # noqa: E402
 
@@ -67,34 +68,57 @@ PROSE = (
 )
 
 
+def watch_frames(app) -> list[float]:
+    """The time of every frame the compositor paints (headless: produced, not written)."""
+    frames: list[float] = []
+    display = app._display
+
+    def painted(screen, renderable):
+        display(screen, renderable)
+        if renderable is not None:
+            frames.append(time.perf_counter())
+
+    app._display = painted
+    return frames
+
+
 async def full_speed(tmp: Path, answer: str) -> tuple[float, float]:
+    """Tokens per second up to the frame that shows the last token, and how long after
+    the last token reached the app (its last event fed to the renderer) that frame came."""
     half = TOKENS // 2
     body = chat_stream(token_pieces(THINKING, half), token_pieces(answer, TOKENS - half), usage=(100, TOKENS))
     server = LoopbackServer()
     await server.start()
     server.add(sse(body, seed=None, max_chunk=1 << 20))
     app = build_app(tmp, config=loop_config(server))
-    done_at: list[float] = []
-    original = ReplyRenderer.feed
+    fed: list[float] = []
+    finished: list[float] = []
+    feed, finish = ReplyRenderer.feed, ReplyRenderer.finish
 
-    def feed(self, event):  # note when each event reaches the app
-        original(self, event)
-        done_at.append(time.perf_counter())
+    def timed_feed(self, event):
+        feed(self, event)
+        fed.append(time.perf_counter())
 
-    ReplyRenderer.feed = feed  # type: ignore[method-assign]
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)  # tokenizer loaded, history shown
-        await type_line(pilot, "go", enter=False)
-        start = time.perf_counter()
-        await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        frame = time.perf_counter()
-        reply = app.query(AssistantMessage)[-1]
-        assert len(reply.answer_text) > 1000
-    ReplyRenderer.feed = original  # type: ignore[method-assign]
-    await server.stop()
-    return TOKENS / (frame - start), (frame - done_at[-1]) * 1000
+    async def timed_finish(self):  # every text handed to its widget: the next frame shows it all
+        await finish(self)
+        finished.append(time.perf_counter())
+
+    ReplyRenderer.feed, ReplyRenderer.finish = timed_feed, timed_finish  # type: ignore[method-assign]
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            frames = watch_frames(app)
+            await settle(pilot)  # tokenizer loaded, history shown
+            await type_line(pilot, "go", enter=False)
+            start = time.perf_counter()
+            await pilot.press("enter")
+            await app.workers.wait_for_complete()
+            await wait_for(pilot, lambda: bool(frames) and frames[-1] > finished[-1])
+            final = next(t for t in frames if t > finished[-1])
+            assert len(app.query(AssistantMessage)[-1].answer_text) > 1000
+    finally:
+        ReplyRenderer.feed, ReplyRenderer.finish = feed, finish  # type: ignore[method-assign]
+        await server.stop()
+    return TOKENS / (final - start), (final - fed[-1]) * 1000
 
 
 async def keystrokes(tmp: Path, answer: str, keys: int = 50) -> list[float]:
@@ -106,19 +130,12 @@ async def keystrokes(tmp: Path, answer: str, keys: int = 50) -> list[float]:
     server = LoopbackServer()
     await server.start()
     event_bytes = len(body) // len(pieces)
-    server.add(sse(body, seed=None, max_chunk=event_bytes * per_write, pace=per_write / rate))
+    # random write sizes averaging per_write events (seed=None would send the body in one write)
+    server.add(sse(body, seed=1, max_chunk=2 * event_bytes * per_write, pace=per_write / rate))
     app = build_app(tmp, config=loop_config(server))
     latencies: list[float] = []
-    frames: list[float] = []
     async with app.run_test(size=SIZE) as pilot:
-        display = app._display
-
-        def painted(screen, renderable):  # every frame the compositor produces (headless: not written)
-            display(screen, renderable)
-            if renderable is not None:
-                frames.append(time.perf_counter())
-
-        app._display = painted  # type: ignore[method-assign]
+        frames = watch_frames(app)
         await settle(pilot)
         await type_line(pilot, "go")
         await wait_for(pilot, lambda: bool(app.query(AssistantMessage)) and bool(app.query(AssistantMessage)[-1].parts), timeout=30)
@@ -144,6 +161,7 @@ async def keystrokes(tmp: Path, answer: str, keys: int = 50) -> list[float]:
 
 
 async def main() -> None:
+    tune_gc()  # as `tractui` does before the app starts
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["TRACTUI_CONFIG_DIR"] = str(Path(tmp) / "config")
         os.environ["TRACTUI_DATA_DIR"] = str(Path(tmp) / "data")

@@ -260,3 +260,31 @@ async def test_demo_provider_turn(store):
     assert answer.status == "complete" and answer.content.text and answer.usage is not None
     assert isinstance(conv.history()[1].content.blocks[0], ThinkingBlock)
     await conv.aclose()
+
+
+async def test_a_slow_consumer_holds_the_reading_back_and_still_gets_every_event(store, config, loopback, monkeypatch):
+    monkeypatch.setattr("tractui.session.AHEAD", 8)
+    loopback.add(word_stream([f"w{i} " for i in range(200)], seed=None))  # all in one write: only the reader can wait
+    conv = Conversation(store, Settings(), config)
+    provider = conv.provider
+    stream = provider.stream
+    produced = 0
+
+    async def counted(*args, **kwargs):
+        nonlocal produced
+        async for event in stream(*args, **kwargs):
+            produced += 1
+            yield event
+
+    monkeypatch.setattr(provider, "stream", counted)
+    consumed = 0
+    text = ""
+    async for event in conv.send("go"):
+        consumed += 1
+        text += event.text if isinstance(event, TextDelta) else ""
+        if consumed == 5:
+            await asyncio.sleep(0.2)  # a display busy drawing: the reader stops AHEAD events ahead
+            assert produced <= consumed + 8 + 1
+    assert text == "".join(f"w{i} " for i in range(200))
+    assert conv.history()[-1].status == "complete"
+    await conv.aclose()

@@ -1,22 +1,27 @@
-"""The answer is cut into Markdown segments at block boundaries, never inside a code fence or a list."""
+"""The answer is cut into Markdown segments at block boundaries, never inside a code fence or a list,
+and finished segments are drawn from the lines they rendered."""
 
 from __future__ import annotations
 
 from ui_support import build_app
 
+from textual.geometry import Offset
+from textual.selection import Selection
+from textual.widgets import Markdown
+
 from tractui.ui.widgets.answer import SEGMENT_CHARS, AnswerView, safe_cut
 from tractui.ui.widgets.answer_segment import AnswerSegment
+from tractui.ui.widgets.frozen import FrozenSegment, capture
 from tractui.ui.widgets.message import AssistantMessage
 
 BLOCK = "## Step\n\nSome prose here.\n\n```python\ndef f():\n\n    return 1\n```\n\n- one\n\n- two\n\n"
 
 
-def test_safe_cut_skips_fences_lists_and_indented_text():
-    text = "para\n\n```\ncode\n\nmore\n```\n\n- a\n\n- b\n\n    indented\n\nnext"
-    cut = safe_cut(text, 0)
-    assert text[cut:].startswith("```")
-    assert text[safe_cut(text, cut):] == "next"  # not inside the fence, not between list items or before indented text
+def test_safe_cut_opens_segments_only_at_paragraphs_outside_fences():
+    text = "para\n\n```\ncode\n\nmore\n```\n\n- a\n\n- b\n\n    indented\n\n## head\n\n> quote\n\nnext"
+    assert text[safe_cut(text, 0) :] == "next"  # not in the fence, nor before a list, indented text, heading or quote
     assert safe_cut("```\nopen fence\n\nstill code", 0) == -1
+    assert safe_cut("para\n\n", 0) == -1  # the next block is not known yet
 
 
 async def test_long_streamed_answer_is_segmented_and_complete(tmp_path):
@@ -49,25 +54,106 @@ async def test_history_answer_is_segmented_the_same_way(tmp_path):
         assert len(segments) >= 2 and "".join(s.source for s in segments) == source
 
 
-async def test_finished_segments_are_pinned_to_their_full_height_and_follow_the_width(tmp_path):
+async def _frozen_after_layout(pilot, view: AnswerView) -> list[FrozenSegment]:
+    for _ in range(40):
+        await pilot.pause(0.05)
+        frozen = list(view.query_children(FrozenSegment))
+        live = [s for s in view.query_children(AnswerSegment) if s.display]
+        if frozen and not live:
+            await pilot.pause()  # laid out without the hidden segments
+            return frozen
+    raise AssertionError("segments were not frozen")
+
+
+def _reference_lines(pilot, markdown: Markdown) -> list[str]:
+    return [strip.text.rstrip() for strip in capture(markdown)]
+
+
+async def test_finished_segments_are_frozen_to_the_lines_one_markdown_would_draw(tmp_path):
     app = build_app(tmp_path)
     source = BLOCK * (3 * SEGMENT_CHARS // len(BLOCK) + 2)
+    async with app.run_test(size=(100, 40)) as pilot:
+        chat = app.query_one("#chat")
+        view = AnswerView(source)
+        reference = Markdown(source)  # the whole answer as one plain Markdown widget, flush like the answer
+        reference.styles.padding = 0
+        await chat.mount(view)
+        await chat.mount(reference)
+        frozen = await _frozen_after_layout(pilot, view)
+        segments = list(view.query_children(AnswerSegment))
+        assert len(frozen) == len(segments) >= 3
+        assert all(not block.region for block in view.query("MarkdownBlock"))  # out of every layout pass
+        assert [line for f in frozen for line in f.lines] == _reference_lines(pilot, reference)
+        assert sum(f.outer_size.height for f in frozen) == view.size.height == reference.outer_size.height
 
-    def measured(view: AnswerView, segment: AnswerSegment) -> int:
-        return segment.get_content_height(view.content_region.size, app.size, view.content_region.width)
+        await pilot.resize_terminal(50, 40)  # a new width: captured again at that width
+        await pilot.pause()
+        frozen = await _frozen_after_layout(pilot, view)
+        assert {f.captured_width for f in frozen} == {view.content_region.width}
+        assert [line for f in frozen for line in f.lines] == _reference_lines(pilot, reference)
+        assert max(len(line) for f in frozen for line in f.lines) <= 50
 
+
+async def test_a_theme_switch_recaptures_frozen_segments_in_the_new_colours(tmp_path):
+    app = build_app(tmp_path)
+    source = BLOCK * (SEGMENT_CHARS // len(BLOCK) + 2)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = AnswerView(source)
+        await app.query_one("#chat").mount(view)
+        before = await _frozen_after_layout(pilot, view)
+        background = before[0].render_line(0)._segments[0].style.bgcolor
+        app.theme = "tractui-light"
+        await pilot.pause()
+        after = await _frozen_after_layout(pilot, view)
+        assert not set(after) & set(before)
+        assert after[0].render_line(0)._segments[0].style.bgcolor != background
+
+
+async def test_frozen_text_is_selectable_and_copied_as_shown(tmp_path):
+    app = build_app(tmp_path)
+    source = "First paragraph here.\n\n" + BLOCK * (SEGMENT_CHARS // len(BLOCK) + 2)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = AnswerView(source)
+        await app.query_one("#chat").mount(view)
+        frozen = (await _frozen_after_layout(pilot, view))[0]
+        y = frozen.lines.index(next(line for line in frozen.lines if "First paragraph" in line))
+        x = frozen.lines[y].index("First")
+        selection = Selection(Offset(x, y), Offset(x + len("First paragraph"), y))
+        assert frozen.get_selection(selection) == ("First paragraph", "\n")
+        app.screen.selections = {frozen: selection}
+        await pilot.pause()
+        marked = frozen.render_line(y)
+        chosen = [seg.text for seg in marked._segments if seg.style and seg.style.bgcolor == app.screen.get_component_rich_style("screen--selection").bgcolor]
+        assert "".join(chosen) == "First paragraph"
+
+
+async def test_a_segment_with_code_wider_than_the_view_stays_live_to_scroll_sideways(tmp_path):
+    app = build_app(tmp_path)
+    wide = "Wide code follows.\n\n```python\nx = " + "1 + " * 60 + "1\n```\n\n"
+    source = wide + BLOCK * (SEGMENT_CHARS // len(BLOCK) + 2)
     async with app.run_test(size=(100, 40)) as pilot:
         view = AnswerView(source)
         await app.query_one("#chat").mount(view)
         for _ in range(10):
             await pilot.pause(0.05)
-        segments = list(view.query_children(AnswerSegment))
-        assert len(segments) >= 3
-        for segment in segments:  # a pinned height that is too small would cut text off
-            assert segment.styles.height is not None and segment.styles.height.is_cells
-            assert segment.styles.height.value == measured(view, segment) == segment.size.height
-        await pilot.resize_terminal(50, 40)
-        for _ in range(10):
-            await pilot.pause(0.05)
-        for segment in segments:
-            assert segment.styles.height.value == measured(view, segment) == segment.size.height
+        first, *rest = list(view.query_children(AnswerSegment))
+        assert first.display and first.query_one("MarkdownFence").max_scroll_x > 0
+        assert rest and not any(segment.display for segment in rest)  # the others are drawn frozen
+        assert len(view.query_children(FrozenSegment)) == len(rest)
+
+
+async def test_a_link_in_a_frozen_segment_opens_when_clicked(tmp_path):
+    app = build_app(tmp_path)
+    source = "See [the docs](https://example.com/docs) first.\n\n" + BLOCK * (SEGMENT_CHARS // len(BLOCK) + 2)
+    opened: list[str] = []
+    async with app.run_test(size=(100, 40)) as pilot:
+        app.open_url = lambda url, **_: opened.append(url)  # type: ignore[method-assign]
+        view = AnswerView(source)
+        await app.query_one("#chat").mount(view)
+        frozen = (await _frozen_after_layout(pilot, view))[0]
+        y = next(i for i, line in enumerate(frozen.lines) if "the docs" in line)
+        x = frozen.lines[y].index("the docs") + 2
+        app.query_one("#chat").scroll_home(animate=False, immediate=True)
+        await pilot.pause()
+        await pilot.click(frozen, offset=(x, y))
+        assert opened == ["https://example.com/docs"]

@@ -23,7 +23,7 @@ from tractui.core.settings import (
     spec_for,
 )
 from tractui.profiles import Profile, ProfileError, ProfileStore, validated
-from tractui.providers.base import ProviderConfig
+from tractui.providers.config import ProviderConfig
 from tractui.startup import missing_key_notice
 
 Action = Literal[

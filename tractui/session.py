@@ -27,6 +27,7 @@ from tractui.store.compile import compile_history, merge_commits
 from tractui.store.history import Commit, HistoryStore, Status
 
 FLUSH_INTERVAL = 0.25  # seconds; half the 0.5 s promise, so a write is never late
+AHEAD = 1024  # stream events read ahead of the consumer; beyond that the socket waits
 BeforeRequest = Callable[["Conversation"], Awaitable[None]]
 
 
@@ -248,9 +249,13 @@ class Conversation:
         return self._streaming_parent is not None
 
     async def _pump(self, provider: Provider, messages: list[Content], settings: Settings, system: str | None,
-                    queue: asyncio.Queue[StreamEvent | _End]) -> None:
+                    queue: asyncio.Queue[StreamEvent | _End], room: asyncio.Semaphore) -> None:
+        """Read the provider into ``queue``, at most ``AHEAD`` events ahead of the consumer:
+        a consumer slower than the stream (a display) slows the reading, not the memory.
+        The closing events never wait for room, so the consumer always learns the end."""
         try:
             async for event in provider.stream(messages, settings, system=system):
+                await room.acquire()
                 queue.put_nowait(event)
         except asyncio.CancelledError:
             queue.put_nowait(StreamError(kind="cancelled", message="cancelled"))
@@ -295,18 +300,20 @@ class Conversation:
         writer = _ReplyWriter(self.store, session_id, parent_id, stamps, self.profile_name)
         assembler = self.assembler = MessageAssembler()
         queue: asyncio.Queue[StreamEvent | _End] = asyncio.Queue()
+        room = asyncio.Semaphore(AHEAD)
         self._cancelled = False
         self._streaming_parent = parent_id
-        self._producer = asyncio.create_task(self._pump(provider, messages, settings, system, queue))
+        self._producer = asyncio.create_task(self._pump(provider, messages, settings, system, queue, room))
         flusher = asyncio.create_task(self._flush_loop(writer, assembler))
         try:
             while True:
                 event = await queue.get()
+                room.release()
                 if isinstance(event, _End):
                     if retry is None:
                         break
                     messages, retry, basis = retry, None, None  # a trimmed request is no basis for the gauge
-                    self._producer = asyncio.create_task(self._pump(provider, messages, settings, system, queue))
+                    self._producer = asyncio.create_task(self._pump(provider, messages, settings, system, queue, room))
                     continue
                 if isinstance(event, StreamError) and event.kind == "context_length" and not trimmed_once and not assembler.content().blocks:
                     trimmed_once, trimmed = True, trim_for_retry(messages, self._counter, preflight.reading)

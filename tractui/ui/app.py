@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from tractui.commands import is_command
 from tractui.ui.host import CommandHost
+from tractui.ui.pacing import FrameBudget
 from tractui.ui.palette import SlashCommands
 from tractui.ui.pending import PendingConversation
 from tractui.ui.render import ReplyRenderer
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 FRAME = 1 / 30  # streaming updates are batched to this rate
 GAUGE_EVERY = 0.25  # seconds between gauge readings while streaming
+PAINT_WAIT = 1.0  # longest wait for a frame to be painted before taking more of the stream
 QUIT_WINDOW = 2.0  # a second Ctrl+C within this many seconds quits
 
 
@@ -85,7 +87,7 @@ class TractApp(App[int]):
         self._worker: Worker[None] | None = None
         self._last_gauge = 0.0
         self._quit_armed = -1e9
-        self._flushing = False
+        self._frame_lock = asyncio.Lock()
         self.totals = Totals()
         self.editing = False
         self.host = CommandHost(self)
@@ -321,37 +323,52 @@ class TractApp(App[int]):
         timer = self.set_interval(FRAME, self._frame)
         clock = time.perf_counter
         next_frame = clock() + FRAME
+        budget = FrameBudget()
         try:
             async for event in stream():
                 renderer.feed(event)
-                if clock() >= next_frame:  # a burst of queued events: draw and let keys in
+                if clock() >= next_frame or renderer.backlog >= budget.chars:
+                    # a burst of queued events: draw them (keys get in meanwhile), a frame's worth at a time
+                    started, shown = clock(), renderer.backlog
                     await self._frame()
-                    await asyncio.sleep(0)
+                    budget.frame_took(shown, clock() - started)
                     next_frame = clock() + FRAME
         finally:
             timer.stop()
             if self.renderer is renderer:
-                await renderer.finish()
+                async with self._frame_lock:  # after a frame the timer may have begun
+                    await renderer.finish()
                 self.renderer = None
                 self.refresh_gauge()
                 self.refresh_totals()
                 self._show_new_below()
 
     async def _frame(self) -> None:
-        renderer = self.renderer
-        if renderer is None or self._flushing:
-            return
-        if renderer.pending:
-            self._flushing = True
-            try:
+        """Show what the stream queued since the last frame. Called by the stream loop
+        and by a timer (for a stream that pauses); one waits for the other's frame."""
+        async with self._frame_lock:
+            renderer = self.renderer
+            if renderer is None:
+                return
+            if renderer.pending:
                 await renderer.flush()
-            finally:
-                self._flushing = False
-            self._show_new_below()
+                await self._painted()
+                self._show_new_below()
         now = time.perf_counter()  # real time: throttling only, never displayed
         if now - self._last_gauge >= GAUGE_EVERY:
             self._last_gauge = now
             self.refresh_gauge()
+
+    async def _painted(self) -> None:
+        """Wait until what was just flushed is laid out and on screen.
+
+        The display sets the pace: a stream faster than the screen waits in
+        the socket, instead of piling up work that would be drawn long after
+        the last token. Keys are handled while waiting.
+        """
+        painted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.call_after_refresh(lambda: painted.done() or painted.set_result(None))
+        await asyncio.wait([painted], timeout=PAINT_WAIT)
 
     async def _tick(self) -> None:
         """Once a second: thinking timers and the retry countdown."""

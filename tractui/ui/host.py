@@ -14,7 +14,7 @@ from tractui import commands
 from tractui.core.settings import Settings, closest
 from tractui.paths import data_dir
 from tractui.profiles import Profile, ProfileStore, update_app_config
-from tractui.providers.base import ProviderConfig
+from tractui.providers.config import ProviderConfig
 from tractui.ui.sanitize import sanitize
 
 if TYPE_CHECKING:

@@ -6,6 +6,7 @@ exits 2 with one line); the conversation itself is built after the first frame.
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -43,11 +44,28 @@ def run_app(args: Any) -> int:
         startup.config, startup.settings, startup.profile_name, lambda: _conversation(store, startup, session_id)
     )
     app = TractApp(pending, notices=startup.notices, theme=startup.theme)
+    tune_gc()
     try:
         result = app.run()
     finally:
         store.close()
     return result or 0
+
+
+GC_YOUNG = 10_000  # allocations between young collections (Python's default: 700)
+
+
+def tune_gc() -> None:
+    """Collect garbage less often, and never scan what start-up loaded.
+
+    A streaming reply allocates fast (Markdown blocks, strips, events): with
+    the default threshold the collector ran about 1,500 times during a 20,000
+    token reply, 2 s in all with pauses up to 0.3 s, each a frozen screen.
+    Imported modules and the objects made so far live as long as the process:
+    frozen, full collections no longer walk them.
+    """
+    gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
+    gc.freeze()
 
 
 def _conversation(store: HistoryStore, startup: Startup, session_id: str | None) -> Conversation:

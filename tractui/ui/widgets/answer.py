@@ -1,52 +1,80 @@
 """The answer, rendered as Markdown while it streams.
 
-Fragments go through Textual's ``MarkdownStream``: only the last block is
-re-parsed on each append, and appends that arrive faster than the widget can
-render are merged. A long answer is cut into segments at block boundaries
-(a blank line outside a code fence): closed segments keep their cached layout,
-so each frame lays out only the growing segment instead of the whole answer.
+Fragments go to Textual's streaming ``Markdown.append``: only the last block
+is re-parsed on each append. The app batches fragments per frame and awaits
+each append, so the display sets the pace: a fast stream waits in the socket,
+never in a backlog that would be drawn long after the last token. A long answer is cut into segments at block boundaries
+(a blank line outside a code fence). A closed segment, once laid out, is
+replaced on screen by the lines it drew (``FrozenSegment``), so each frame
+lays out only the growing segment, not hundreds of finished block widgets.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from typing import TYPE_CHECKING
 
-from textual.containers import Vertical
 from textual.widget import Widget
 
-if TYPE_CHECKING:
-    from textual.widgets.markdown import MarkdownStream
+from tractui.ui.widgets.column import Column
 
+if TYPE_CHECKING:
     from tractui.ui.widgets.answer_segment import AnswerSegment
 
-PIN_RETRY = 0.05  # seconds between tries to pin a segment that has not been laid out yet
-SEGMENT_CHARS = 2000  # a segment closes at the first safe block boundary after this many characters
+FREEZE_RETRY = 0.05  # seconds between tries to capture a segment that is not laid out yet
+FREEZE_TRIES = 40  # then it stays a live Markdown segment: correct, only slower to lay out
+SEGMENT_CHARS = 1000  # a segment closes at the first safe block boundary after this many characters
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
-_CONTINUES = re.compile(r"[ \t]|[-*+>|]|\d+[.)]")  # indented text, lists, quotes, tables carry on across a blank line
+
+
+class CaptureRate:
+    """Capturing costs a few milliseconds a segment; with many waiting (a resumed
+    session, a new width) all at once would freeze the screen. Process-wide, as
+    the event loop is: at most ``share`` of each ``window`` goes to captures."""
+
+    def __init__(self, window: float = 0.05, share: float = 0.3) -> None:
+        self.window, self.allowed = window, window * share
+        self._start, self._spent = 0.0, 0.0
+
+    def allows(self) -> bool:
+        now = time.perf_counter()
+        if now - self._start >= self.window:
+            self._start, self._spent = now, 0.0
+        return self._spent < self.allowed
+
+    def spent(self, seconds: float) -> None:
+        self._spent += seconds
+
+
+_CAPTURES = CaptureRate()
 
 
 def safe_cut(text: str, start: int) -> int:
-    """The first offset at or after ``start`` just past a blank line that ends a block
-    outside any code fence, where the next line starts a fresh block; -1 if none."""
+    """The first offset at or after ``start`` just past a blank line outside any
+    code fence where the next line starts a paragraph (a letter); -1 if none.
+
+    Only a paragraph may open a segment: it has no top margin, so the two
+    segments stack exactly as one Markdown would draw them (Textual does not
+    collapse margins across containers). Lists, quotes, tables and indented
+    text carry on across blank lines and never start with a letter.
+    """
     cut = text.find("\n\n", start)
     while cut >= 0:
-        rest = text[cut + 2 : cut + 6]
-        if rest and not _CONTINUES.match(rest) and len(_FENCE.findall(text, 0, cut)) % 2 == 0:
+        if text[cut + 2 : cut + 3].isalpha() and len(_FENCE.findall(text, 0, cut)) % 2 == 0:
             return cut + 2
         cut = text.find("\n\n", cut + 1)
     return -1
 
 
-class AnswerView(Vertical):
+class AnswerView(Column):
     def __init__(self, text: str = "") -> None:
         super().__init__(classes="answer")
         self._written: list[str] = []
         self._open = ""  # the source of the last segment
-        self._segment: AnswerSegment | None = None
-        self._stream: MarkdownStream | None = None
+        self._segment: AnswerSegment | None = None  # the growing one
         self._initial = text
-        self._pinned_width = 0
+        self._width = 0
 
     @property
     def text(self) -> str:
@@ -54,6 +82,7 @@ class AnswerView(Vertical):
         return self._initial + "".join(self._written)
 
     async def on_mount(self) -> None:
+        self.watch(self.app, "theme", lambda: self.thaw(), init=False)
         if self._initial:  # history: whole text at once, cut the same way as a stream
             text, self._initial = self._initial, ""
             await self.write(text)
@@ -78,46 +107,64 @@ class AnswerView(Vertical):
     async def _append(self, fragment: str) -> None:
         if not fragment:
             return
-        if self._stream is None:
+        if self._segment is None:
             # Markdown: imported with the first answer, after the app's first frame
             from tractui.ui.widgets.answer_segment import AnswerSegment
 
             self._segment = AnswerSegment()
             await self.mount(self._segment)
-            self._stream = AnswerSegment.get_stream(self._segment)
-        await self._stream.write(fragment)
+        await self._segment.append(fragment)
 
     async def finish(self) -> None:
-        """Render what is queued in the growing segment and stop its updater."""
-        if self._stream is not None:
-            await self._stream.stop()
-            self._stream = None
-            if self._segment is not None:
-                self.call_after_refresh(self._pin, self._segment)
+        """Close the growing segment: it is drawn from its lines once laid out."""
+        if self._segment is not None:
+            self._freeze_later(self._segment)
+            self._segment = None
 
-    def _pin(self, segment: Widget) -> None:
-        """Fix a finished segment's height at what it measures.
+    def _freeze_later(self, segment: AnswerSegment, tries: int = FREEZE_TRIES) -> None:
+        self.call_after_refresh(self._freeze, segment, tries)
 
-        Textual re-measures auto-height children against their parent's
-        current height, so while the answer grows every finished segment
-        would be laid out again on every frame; with a fixed height its
-        layout is cached. A new width unpins them (``on_resize``).
+    def _freeze(self, segment: AnswerSegment, tries: int) -> None:
+        """Replace a finished segment, once it is laid out, by the lines it draws.
+
+        A laid-out segment is as tall as its blocks measure; until then (a frame
+        may predate its last blocks) it is tried again a little later.
         """
-        streaming = segment is self._segment and self._stream is not None
-        if not segment.is_mounted or streaming:
+        if not segment.is_mounted or not segment.display or segment is self._segment:
             return
         width = self.content_region.width
-        if not width:  # not laid out yet
-            self.set_timer(PIN_RETRY, lambda: self._pin(segment))
+        laid_out = width and segment.outer_size.width == width
+        if not laid_out or segment.outer_size.height != segment.get_content_height(self.content_region.size, self.app.size, width):
+            if tries > 1:
+                self.set_timer(FREEZE_RETRY, lambda: self._freeze_later(segment, tries - 1))
             return
-        # measured now, from the blocks themselves: the last frame may predate the last blocks
-        segment.styles.height = segment.get_content_height(self.content_region.size, self.app.size, width)
+        if any(block.is_scrollable and block.max_scroll_x > 0 for block in segment.walk_children(Widget)):
+            return  # code wider than the view scrolls sideways: only a live segment can
+        if not _CAPTURES.allows():  # a resumed session or a new width has many to capture: a few per frame
+            self.set_timer(FREEZE_RETRY, lambda: self._freeze_later(segment, tries))
+            return
+        from tractui.ui.widgets.frozen import FrozenSegment, capture
+
+        started = time.perf_counter()
+        frozen = FrozenSegment(capture(segment), width)
+        _CAPTURES.spent(time.perf_counter() - started)
+        self.mount(frozen, before=segment)
+        segment.display = False
+
+    def thaw(self) -> None:
+        """Show the Markdown segments again and capture them anew: the width or theme changed."""
+        from tractui.ui.widgets.frozen import FrozenSegment
+
+        for frozen in self.query_children(FrozenSegment):
+            frozen.remove()
+        for segment in self.children:
+            if not segment.display:
+                segment.display = True
+                self._freeze_later(segment)
 
     def on_resize(self) -> None:
         width = self.size.width
-        if width == self._pinned_width:
-            return
-        self._pinned_width = width
-        for segment in self.children:
-            segment.styles.height = "auto"
-            self.call_after_refresh(self._pin, segment)
+        if width != self._width:
+            if self._width:
+                self.thaw()
+            self._width = width

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Callable, Literal
 
 from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Static
 
 from tractui.ui.widgets.answer import AnswerView
+from tractui.ui.widgets.column import Column
 from tractui.ui.widgets.thinking import RedactedMarker, ThinkingView
 
 StatusKind = Literal["interrupted", "error", "retry", "notice"]
@@ -36,7 +36,7 @@ class StatusLine(Static):
         self.kind = kind
 
 
-class AssistantMessage(Vertical):
+class AssistantMessage(Column):
     """One reply. Parts are appended as the stream goes; nothing is re-created."""
 
     def __init__(self, count_tokens: Callable[[str], int], clock: Callable[[], float]) -> None:
@@ -47,11 +47,11 @@ class AssistantMessage(Vertical):
         self.statuses: list[StatusLine] = []
 
     def compose(self) -> ComposeResult:
-        yield Vertical(classes="parts")
+        yield Column(classes="parts")
 
     @property
-    def _parts_box(self) -> Vertical:
-        return self.query_one(".parts", Vertical)
+    def _parts_box(self) -> Column:
+        return self.query_one(".parts", Column)
 
     async def _add(self, widget: Widget) -> Widget:
         self.parts.append(widget)

@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import Callable
 
 from textual.app import ComposeResult
-from textual.containers import Vertical
 from textual.widgets import Static
 
 from tractui.ui import format as fmt
+from tractui.ui.widgets.column import Column
 
 CHUNK_CHARS = 1500  # a chunk closes at the first paragraph break after this many characters
 
@@ -27,7 +27,7 @@ class ThinkingHeader(Static):
             parent.toggle_fold()
 
 
-class ThinkingView(Vertical):
+class ThinkingView(Column):
     """Shaded, italic, muted: the model's reasoning, streamed live."""
 
     def __init__(self, count_tokens: Callable[[str], int], clock: Callable[[], float], *, text: str = "", elapsed: float | None = None) -> None:
@@ -54,7 +54,7 @@ class ThinkingView(Vertical):
 
     def compose(self) -> ComposeResult:
         yield ThinkingHeader(self._header(), classes="thinking-header")
-        yield Vertical(classes="thinking-body")
+        yield Column(classes="thinking-body")
 
     async def on_mount(self) -> None:
         if self._initial:
@@ -85,7 +85,7 @@ class ThinkingView(Vertical):
         else:
             self._show(self._last, self._open)
         if fresh:
-            await self.query_one(".thinking-body", Vertical).mount_all(fresh)
+            await self.query_one(".thinking-body", Column).mount_all(fresh)
             self._last = fresh[-1]
         self.tokens = self._closed_tokens + self._count(self._open)
         self.refresh_header()

@@ -1,0 +1,44 @@
+"""Measuring a column of auto-height children without its parent's height.
+
+Textual measures a container whose children all have dynamic heights by
+arranging it against its parent's height (so ``fr`` and ``%`` children can
+resolve). Every parent of a growing reply grows with it, so each measurement
+misses the arrangement cache and the reply is laid out again once per
+ancestor, every frame. The children here are all ``height: auto``, for which
+the parent's height changes nothing: measured against a height of 0, the
+arrangement is cached until the column or its width changes.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from textual.containers import Vertical
+from textual.geometry import Size
+from textual.widget import Widget
+
+
+class StackHeight:
+    """Mixin for a container whose children never depend on its height.
+
+    Listed before the widget class and not a widget itself, so that the
+    widget class stays the first base: Textual takes the CSS type names
+    (``MarkdownFence``, ``Vertical``...) from the first widget base only.
+    """
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        widget = cast(Widget, self)
+        if not width or not widget.children:
+            return 0
+        return widget.arrange(Size(width, 0)).total_region.height
+
+
+class Column(StackHeight, Vertical):
+    """A ``Vertical`` of auto-height children, measured from its children alone.
+
+    ``BLANK``: it draws only its background (no border, no content of its
+    own). A column grows with every frame of a reply, and a resized widget
+    re-renders every visible line; a blank one fills them with one strip.
+    """
+
+    BLANK = True

@@ -1,0 +1,92 @@
+"""A finished run of answer blocks, shown as the lines it rendered to.
+
+Textual lays out every displayed widget on every layout pass, so a long
+answer made of hundreds of Markdown block widgets makes each frame slower
+than the last. Once a segment is finished its lines never change (until the
+width or theme does), so they are captured once and drawn by this single
+widget; the Markdown segment stays mounted, hidden, to be captured again.
+"""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual._compositor import Compositor
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.selection import Selection
+from textual.strip import Strip
+from textual.widget import Widget
+
+
+def capture(widget: Widget) -> list[Strip]:
+    """The lines ``widget`` and its children draw at their current layout.
+
+    A compositor of its own lays the subtree out at the widget's size and
+    renders all of it, including the part scrolled out of view.
+    """
+    compositor = Compositor()
+    compositor.reflow(widget, widget.outer_size)
+    return compositor.render_strips()
+
+
+class FrozenSegment(Widget):
+    """Draws captured lines; selectable and copyable like the text it stands for."""
+
+    DEFAULT_CSS = "FrozenSegment { height: auto; }"
+
+    def __init__(self, strips: list[Strip], width: int) -> None:
+        super().__init__(classes="answer-frozen")
+        # offsets in each segment's meta map the mouse to (column, line) for selection
+        self._strips = [strip.apply_offsets(0, y) for y, strip in enumerate(strips)]
+        self._lines = [strip.text.rstrip() for strip in strips]
+        self.captured_width = width
+        self._selected: LRUCache[int, Strip] = LRUCache(256)
+
+    @property
+    def lines(self) -> list[str]:
+        """The plain text of each line, as on screen."""
+        return self._lines
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._strips)
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        return self.captured_width
+
+    def render_line(self, y: int) -> Strip:
+        if y >= len(self._strips):
+            return Strip.blank(self.size.width)
+        strip = self._strips[y]
+        selection = self.text_selection
+        if selection is None or (span := selection.get_span(y)) is None:
+            return strip
+        if (cached := self._selected.get(y)) is not None:
+            return cached
+        start, end = span
+        highlighted = self._highlight(strip, self._lines[y], start, len(self._lines[y]) if end == -1 else end)
+        self._selected[y] = highlighted
+        return highlighted
+
+    def _highlight(self, strip: Strip, text: str, start: int, end: int) -> Strip:
+        """``strip`` with columns ``start``..``end`` (characters of ``text``) in the selection style."""
+        from rich.cells import cell_len
+
+        left, right = cell_len(text[:start]), cell_len(text[:end])
+        if right <= left:
+            return strip
+        before, chosen, after = strip.divide([left, right, strip.cell_length])[:3]
+        style: Style = self.screen.get_component_rich_style("screen--selection")
+        marked = Strip(list(Segment.apply_style(list(chosen), post_style=style)), chosen.cell_length)
+        return Strip.join([before, marked, after])
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selection.extract("\n".join(self._lines)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self._selected.clear()
+        self.refresh()
+
+    async def action_link(self, href: str) -> None:
+        """A link in the captured Markdown was clicked: open it, as Markdown would."""
+        self.app.open_url(href)
