@@ -30,16 +30,17 @@ from tractui.ui.sanitize import sanitize
 from tractui.ui.themes import DEFAULT_THEME, OUR_VARIABLES, load_themes, variable_defaults
 from tractui.ui.widgets.chat_log import ChatLog
 from tractui.ui.widgets.completion import CompletionPopup, Suggestion
+from tractui.ui.widgets.earlier import EarlierMessages
 from tractui.ui.widgets.footer import GaugeFooter, Totals
 from tractui.ui.widgets.input_box import InputBox
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
 from tractui.ui.widgets.new_below import NewContentHint
-from tractui.ui.widgets.summary import SummaryMarker
 
 if TYPE_CHECKING:
     from tractui.core.events import StreamEvent
     from tractui.core.settings import Settings
     from tractui.session import Conversation
+    from tractui.ui.history import Entry
 
 FRAME = 1 / 30  # streaming updates are batched to this rate
 GAUGE_EVERY = 0.25  # seconds between gauge readings while streaming
@@ -93,6 +94,9 @@ class TractApp(App[int]):
         self.host = CommandHost(self)
         self._watched: Settings | None = None
         self._watch_settings()
+        self._earlier: list[Entry] = []  # history not drawn yet, oldest first
+        self._drawing_earlier = False
+        self.thinking_folded = False  # the last Ctrl+T folded all thinking
 
     @property
     def conversation(self) -> Conversation:
@@ -149,6 +153,7 @@ class TractApp(App[int]):
     def _scrolled(self) -> None:
         if self.query_one(ChatLog).following:
             self.query_one(NewContentHint).display = False
+        self._near_top()
 
     @work(group="startup")
     async def _after_first_frame(self) -> None:
@@ -194,67 +199,60 @@ class TractApp(App[int]):
     # -- history -----------------------------------------------------------
     async def show_history(self, *, initial: bool = False) -> None:
         """Show the current session's branch: on start-up above the notices and anything
-        typed meanwhile; after /new, /sessions or /compact in place of the view."""
+        typed meanwhile; after /new, /sessions or /compact in place of the view.
+
+        Only the newest messages are drawn; older ones as the user scrolls up to them.
+        """
+        from tractui.ui import history  # Markdown and the store's chain rules: after the first frame
+
         chat = self.query_one(ChatLog)
         if not initial:
             await chat.remove_children()
-        position = 0
-
-        async def place(widget: Any) -> None:
-            nonlocal position
-            if initial and chat.children:
-                await chat.mount(widget, before=min(position, len(chat.children) - 1) if position < len(chat.children) else None)
-            else:
-                await chat.mount(widget)
-            position += 1
-
-        # the store's chain rules, imported here: history is drawn after the first frame
-        from tractui.store.compile import compacted_ids
-
-        chain = self.conversation.history()
-        compacted = compacted_ids(chain)
-        reply: AssistantMessage | None = None
-        for commit in chain:
-            dim = commit.id in compacted
-            if commit.kind == "user":
-                reply = None
-                await place(UserMessage(sanitize(commit.content.text)).set_class(dim, "-compacted"))
-            elif commit.kind in ("reasoning", "assistant"):
-                if reply is None:
-                    reply = AssistantMessage(self._count, self.clock)
-                    reply.set_class(dim, "-compacted")
-                    await place(reply)
-                await self._show_blocks(reply, commit)
-                if commit.kind == "assistant":
-                    reply = None
-            elif commit.kind == "summary":
-                reply = None
-                await place(SummaryMarker(sanitize(commit.content.text), _replaced_messages(chain, commit)))
+        pending = history.entries(self.conversation.history())
+        start = history.newest(pending)
+        self._earlier = pending[:start]
+        marker = EarlierMessages()
+        widgets = [marker, *(history.widget_for(entry, self._count, self.clock, folded=self.thinking_folded) for entry in pending[start:])]
+        await chat.mount_all(widgets, before=chat.children[0] if chat.children else None)
+        marker.show_count(len(self._earlier))
         chat.jump_to_end()
         self.refresh_gauge()
         self.refresh_totals()
+        self.call_after_refresh(self._near_top)
 
-    async def _show_blocks(self, reply: AssistantMessage, commit: Any) -> None:
-        # pydantic models: imported here, history is drawn after the first frame
-        from tractui.core.content import TextBlock, ThinkingBlock, ToolCallBlock
-
-        for block in commit.content.blocks:
-            if isinstance(block, ThinkingBlock):
-                if block.is_hidden:
-                    await reply.redacted()
-                elif block.thought:
-                    await reply.thinking(text=sanitize(block.thought), elapsed=-1.0)
-            elif isinstance(block, TextBlock):
-                await reply.answer(sanitize(block.text))
-            elif isinstance(block, ToolCallBlock):
-                await reply.tool_call(f"⚙ tool call: {sanitize(block.name)}")
-        if commit.kind != "assistant":
+    async def show_earlier(self) -> None:
+        """Draw the next batch of older messages above the oldest one shown."""
+        if not self._earlier or self._drawing_earlier:
             return
-        if commit.status == "interrupted":
-            await reply.set_status("⏹ interrupted — what arrived is kept", "interrupted")
-        elif commit.status == "error":
-            error = commit.metadata.get("error") or {}
-            await reply.set_status(f"✗ {error.get('kind', 'error')}: {sanitize(str(error.get('message', '')))}", "error")
+        from tractui.ui import history
+
+        self._drawing_earlier = True
+        try:
+            start = history.newest(self._earlier)
+            batch, self._earlier = self._earlier[start:], self._earlier[:start]
+            chat = self.query_one(ChatLog)
+            marker = self.query_one(EarlierMessages)
+            # after Ctrl+T folded all thinking, older thinking comes folded too
+            widgets = [history.widget_for(entry, self._count, self.clock, folded=self.thinking_folded) for entry in batch]
+            oldest = chat.children[chat.children.index(marker) + 1] if len(chat.children) > 1 else None
+            if oldest is None:
+                await chat.mount_all(widgets)
+            else:
+                await chat.insert_above(widgets, before=oldest)
+            marker.show_count(len(self._earlier))
+        finally:
+            self._drawing_earlier = False
+        self.call_after_refresh(self._near_top)
+
+    def _near_top(self) -> None:
+        """Older messages are drawn before the user reaches the top: within a screen of it."""
+        chat = self.query_one(ChatLog)
+        if self._earlier and not self._drawing_earlier and chat.scroll_y < chat.size.height:
+            self.call_later(self.show_earlier)
+
+    @on(EarlierMessages.Pressed)
+    async def _earlier_pressed(self) -> None:
+        await self.show_earlier()
 
     # -- sending -----------------------------------------------------------
     @on(InputBox.Submitted)
@@ -337,7 +335,8 @@ class TractApp(App[int]):
             timer.stop()
             if self.renderer is renderer:
                 async with self._frame_lock:  # after a frame the timer may have begun
-                    await renderer.finish()
+                    with self.batch_update():
+                        await renderer.finish()
                 self.renderer = None
                 self.refresh_gauge()
                 self.refresh_totals()
@@ -351,7 +350,8 @@ class TractApp(App[int]):
             if renderer is None:
                 return
             if renderer.pending:
-                await renderer.flush()
+                with self.batch_update():
+                    await renderer.flush()
                 await self._painted()
                 self._show_new_below()
         now = time.perf_counter()  # real time: throttling only, never displayed
@@ -467,6 +467,7 @@ class TractApp(App[int]):
 
         views = list(self.query(ThinkingView))
         fold = not all(v.folded for v in views)
+        self.thinking_folded = fold
         for view in views:
             if view.folded != fold:
                 view.toggle_fold()
@@ -596,16 +597,6 @@ class TractApp(App[int]):
     async def clear_view(self) -> None:
         await self.query_one(ChatLog).remove_children()
         await self.note("Screen cleared; the history is kept (/sessions, --continue).")
-
-
-def _replaced_messages(chain: list[Any], summary: Any) -> int:
-    """How many user and assistant messages of ``chain`` the summary commit stands in for."""
-    span = summary.metadata.get("replaces") or {}
-    ids = [c.id for c in chain]
-    if span.get("first") not in ids or span.get("last") not in ids:
-        return 0
-    covered = chain[ids.index(span["first"]) : ids.index(span["last"]) + 1]
-    return sum(1 for c in covered if c.kind in ("user", "assistant"))
 
 
 def _compactions(conversation: Conversation) -> int:

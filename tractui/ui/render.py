@@ -25,7 +25,7 @@ from tractui.core.events import (
 )
 from tractui.ui.format import duration
 from tractui.ui.sanitize import StreamSanitizer, sanitize
-from tractui.ui.widgets.message import AssistantMessage
+from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage
 
 _TEXT_OPS = ("thinking", "text")
 
@@ -132,7 +132,7 @@ class ReplyRenderer:
                 await message.set_status(str(payload), "error")
             elif kind == "interrupted":
                 message.end_thinking()
-                await message.set_status("⏹ interrupted — what arrived is kept", "interrupted")
+                await message.set_status(INTERRUPTED, "interrupted")
 
     async def tick(self) -> None:
         """Refresh the live retry countdown (called about once a second)."""

@@ -2,17 +2,27 @@
 
 Anchored to the bottom so it follows the stream; once the user scrolls up the
 anchor is released and a "new content below" hint appears instead of yanking
-them back down.
+them back down. Older messages mounted above what the user reads leave it
+where it is on screen.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+
 from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.layout import DockArrangeResult
 from textual.widget import Widget
 
 
 class ChatLog(VerticalScroll):
     can_focus = True
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._keep: tuple[Widget, int] | None = None  # a widget and its row on screen, held while older messages mount
 
     def on_mount(self) -> None:
         self.anchor()
@@ -41,3 +51,35 @@ class ChatLog(VerticalScroll):
         widget, offset = place
         if widget.is_attached:
             self.scroll_to(y=widget.virtual_region.y - offset, animate=False, immediate=True)
+
+    async def insert_above(self, widgets: Sequence[Widget], before: Widget) -> None:
+        """Mount ``widgets`` before ``before`` without moving what is on screen.
+
+        Scrolling back after the layout would paint one frame at the wrong
+        place; instead the scroll offset is set in the same layout pass that
+        places the new widgets (``arrange``), as Textual does for the anchor.
+        """
+        if self.following:  # anchored: the compositor keeps the bottom in view
+            await self.mount_all(widgets, before=before)
+            return
+        self._keep = (before, before.virtual_region.y - round(self.scroll_y))
+        try:
+            await self.mount_all(widgets, before=before)
+            laid_out: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self.call_after_refresh(lambda: laid_out.done() or laid_out.set_result(None))
+            await laid_out
+        finally:
+            self._keep = None
+
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        arrangement = super().arrange(size, optimal)
+        if self._keep is not None:
+            widget, row = self._keep
+            for placement in arrangement.placements:
+                if placement.widget is widget:
+                    y = max(0, placement.region.y - row)
+                    self.set_reactive(Widget.scroll_y, y)
+                    self.set_reactive(Widget.scroll_target_y, y)
+                    self.vertical_scrollbar.position = y
+                    break
+        return arrangement

@@ -7,7 +7,7 @@ interruptions, errors, retry countdowns and notices.
 
 from __future__ import annotations
 
-from typing import Callable, Literal
+from typing import Callable, Literal, Sequence
 
 from textual.app import ComposeResult
 from textual.widget import Widget
@@ -18,6 +18,7 @@ from tractui.ui.widgets.column import Column
 from tractui.ui.widgets.thinking import RedactedMarker, ThinkingView
 
 StatusKind = Literal["interrupted", "error", "retry", "notice"]
+INTERRUPTED = "⏹ interrupted — what arrived is kept"
 
 
 class UserMessage(Static):
@@ -37,17 +38,29 @@ class StatusLine(Static):
 
 
 class AssistantMessage(Column):
-    """One reply. Parts are appended as the stream goes; nothing is re-created."""
+    """One reply. Parts are appended as the stream goes; nothing is re-created.
 
-    def __init__(self, count_tokens: Callable[[str], int], clock: Callable[[], float]) -> None:
+    A reply from the history comes with its ``parts`` and ``statuses`` built,
+    so that it mounts in one go.
+    """
+
+    def __init__(
+        self,
+        count_tokens: Callable[[str], int],
+        clock: Callable[[], float],
+        *,
+        parts: Sequence[Widget] = (),
+        statuses: Sequence[StatusLine] = (),
+    ) -> None:
         super().__init__(classes="assistant-message")
         self._count = count_tokens
         self._clock = clock
-        self.parts: list[Widget] = []
-        self.statuses: list[StatusLine] = []
+        self.parts: list[Widget] = list(parts)
+        self.statuses: list[StatusLine] = list(statuses)
 
     def compose(self) -> ComposeResult:
-        yield Column(classes="parts")
+        yield Column(*self.parts, classes="parts")
+        yield from self.statuses
 
     @property
     def _parts_box(self) -> Column:

@@ -1,0 +1,108 @@
+"""How fast the app shows a long session it resumes (``tractui -c``).
+
+Builds a session of long replies (thinking, then a Markdown answer with a
+list and code) in a real SQLite file, runs the real app headless on it, and
+prints: time until the newest reply is on screen, keystroke-to-screen
+latency right after that, and what scrolling up to the very first message
+costs (the older messages are drawn as the user reaches them).
+Goals: newest reply on screen within 0.5 s, keystrokes under 50 ms.
+Run: uv run python bench/resume.py
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from textual import events  # noqa: E402
+from ui_support import DEMO, FakeClock, screen_text, wait_for  # noqa: E402
+
+from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage  # noqa: E402
+from tractui.core.settings import Settings  # noqa: E402
+from tractui.providers.demo import DemoProvider  # noqa: E402
+from tractui.session import Conversation  # noqa: E402
+from tractui.store.history import HistoryStore  # noqa: E402
+from tractui.ui.app import TractApp  # noqa: E402
+from tractui.ui.launch import tune_gc  # noqa: E402
+from tractui.ui.widgets.chat_log import ChatLog  # noqa: E402
+
+TURNS = 100
+SIZE = (120, 40)
+THOUGHT = "The user asks how to reverse a list; I should compare slicing, reverse() and reversed(). " * 16
+ANSWER = (
+    "## Reversing, part {i}\n\n"
+    + "Slicing with a negative step builds a new list and leaves the old one alone, while `list.reverse()` "
+    "works in place and returns `None`. " * 6
+    + "\n\n- slicing: a copy\n- `reverse()`: in place\n- `reversed()`: lazy, one pass\n\n"
+    "```python\ndef newest_first(events: list[str]) -> list[str]:\n    return list(reversed(events))\n```\n\n"
+    + "Pick the one that matches who else holds a reference to the list. " * 8
+)
+
+
+def build_session(store: HistoryStore) -> str:
+    sid = store.create_session("bench")
+    for i in range(TURNS):
+        store.append(sid, "user", Content.human(f"question {i}: how do I reverse a list?"))
+        store.append(sid, "reasoning", Content(speaker="ai", blocks=[ThinkingBlock(thought=THOUGHT, source_field="reasoning_content")]))
+        answer = ANSWER.format(i=i) + (" NEWEST-REPLY-END" if i == TURNS - 1 else "")
+        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text=answer)]), usage=Usage(input_tokens=1000 + i, output_tokens=900))
+    return sid
+
+
+async def run(folder: Path) -> None:
+    store = HistoryStore(folder / "history.db")
+    sid = build_session(store)
+    conversation = Conversation(store, Settings(), DEMO, provider=DemoProvider(DEMO, pace=0), session_id=sid)
+    app = TractApp(conversation, clock=FakeClock())
+    start = time.perf_counter()
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.ready and "NEWEST-REPLY-END" in screen_text(app), timeout=120)
+        shown = time.perf_counter() - start
+        print(f"{TURNS} long replies: newest reply on screen after {shown * 1000:.0f} ms (goal < 500 ms)")
+
+        latencies = []
+        box = app.query_one("#input")
+        for _ in range(20):
+            before = len(box.text)
+            t0 = time.perf_counter()
+            app._driver.send_message(events.Key("a", "a"))
+            while len(box.text) == before:
+                await asyncio.sleep(0.0005)
+            await pilot.pause()
+            latencies.append((time.perf_counter() - t0) * 1000)
+            await asyncio.sleep(0.02)
+        latencies.sort()
+        print(f"  keystroke to screen right after: median {statistics.median(latencies):.1f} ms, "
+              f"p95 {latencies[int(0.95 * (len(latencies) - 1))]:.1f} ms (goal < 50 ms)")
+
+        chat = app.query_one(ChatLog)
+        start = time.perf_counter()
+        steps = 0
+        while "question 0:" not in screen_text(app):
+            chat.scroll_home(animate=False, immediate=True)
+            await pilot.pause()
+            steps += 1
+            if time.perf_counter() - start > 300:
+                raise RuntimeError("never reached the first message")
+        print(f"  scrolling up to the first message: {(time.perf_counter() - start) * 1000:.0f} ms in {steps} steps")
+    store.close()
+
+
+def main() -> None:
+    tune_gc()  # as `tractui` does before the app starts
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["TRACTUI_CONFIG_DIR"] = str(Path(tmp) / "config")
+        os.environ["TRACTUI_DATA_DIR"] = str(Path(tmp) / "data")
+        asyncio.run(run(Path(tmp)))
+
+
+if __name__ == "__main__":
+    main()

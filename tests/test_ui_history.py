@@ -1,0 +1,219 @@
+"""A long session in the app: the newest messages first, older ones drawn as the user scrolls up."""
+
+from __future__ import annotations
+
+import time
+
+from textual.app import App, ComposeResult
+from textual.widgets import Static
+from ui_support import build_app, screen_text, settle, wait_for
+
+from tractui.core.content import Content, TextBlock, ThinkingBlock
+from tractui.store.compile import summary_metadata
+from tractui.ui.history import BATCH_CHARS, entries, newest
+from tractui.ui.widgets.chat_log import ChatLog
+from tractui.ui.widgets.earlier import EarlierMessages
+from tractui.ui.widgets.message import AssistantMessage, UserMessage
+from tractui.ui.widgets.summary import SummaryMarker
+from tractui.ui.widgets.thinking import ThinkingView
+
+SIZE = (100, 30)
+EXCHANGES = 40
+ANSWER = "Slicing with a negative step builds a new list and leaves the old one alone. " * 20  # ~1,500 characters
+
+
+def _long_session(store, exchanges: int = EXCHANGES) -> str:
+    sid = store.create_session("long")
+    for i in range(exchanges):
+        store.append(sid, "user", Content.human(f"question {i}"))
+        store.append(sid, "reasoning", Content(speaker="ai", blocks=[ThinkingBlock(thought=f"thinking {i}", source_field="reasoning_content")]))
+        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text=f"answer {i}. {ANSWER}")]))
+    return sid
+
+
+def _questions(app) -> list[str]:
+    return [u.text for u in app.query(UserMessage)]
+
+
+def test_entries_group_a_turn_into_one_reply_and_keep_summaries(tmp_path):
+    from tractui.store.history import HistoryStore
+
+    with HistoryStore(tmp_path / "h.db") as store:
+        sid = _long_session(store, exchanges=3)
+        chain = store.chain(sid)
+        ids = [c.id for c in chain]
+        store.append(sid, "summary", Content(speaker="system", blocks=[TextBlock(text="so far")]), metadata=summary_metadata(ids[0], ids[5]))
+        shown = entries(store.chain(sid))
+    assert [e.kind for e in shown] == ["user", "reply"] * 3 + ["summary"]
+    assert [[c.kind for c in e.commits] for e in shown[:2]] == [["user"], ["reasoning", "assistant"]]
+    assert [e.dim for e in shown] == [True] * 4 + [False] * 3  # the first two exchanges were replaced
+    assert shown[-1].replaced == 4
+    assert shown[1].size == len("thinking 0") + len(f"answer 0. {ANSWER}")
+
+
+def test_newest_batch_fits_the_budget_keeps_at_least_one_and_never_splits_a_question_from_its_reply(tmp_path):
+    from tractui.store.history import HistoryStore
+
+    with HistoryStore(tmp_path / "h.db") as store:
+        shown = entries(store.chain(_long_session(store)))
+    start = newest(shown)
+    batch = shown[start:]
+    assert batch[0].kind == "user" and batch[1].kind == "reply"
+    assert sum(e.size for e in batch[2:]) < BATCH_CHARS <= sum(e.size for e in batch)  # the reply that crossed the budget ends it
+    assert newest(shown, budget=1) == len(shown) - 2  # one reply, and its question with it
+    assert newest(shown[:1], budget=1) == 0
+    assert newest(shown, budget=10**9) == 0
+
+
+async def test_resuming_a_long_session_draws_only_the_newest_messages(tmp_path):
+    app = build_app(tmp_path)
+    app.conversation.open_session(_long_session(app.conversation.store))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        questions = _questions(app)
+        assert 2 <= len(questions) < EXCHANGES
+        assert questions == [f"question {i}" for i in range(EXCHANGES - len(questions), EXCHANGES)]
+        assert f"answer {EXCHANGES - 1}." in screen_text(app)  # the newest reply is what the user sees
+        marker = app.query_one(EarlierMessages)
+        assert marker.display
+        left = 2 * (EXCHANGES - len(questions))
+        assert f"{left} earlier messages" in str(marker.render())
+
+
+async def test_scrolling_up_draws_all_earlier_messages_in_order(tmp_path):
+    app = build_app(tmp_path)
+    app.conversation.open_session(_long_session(app.conversation.store))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        chat = app.query_one(ChatLog)
+        first_batch = len(_questions(app))
+        for _ in range(EXCHANGES):
+            if not app.query_one(EarlierMessages).display:
+                break
+            chat.scroll_home(animate=False, immediate=True)
+            await settle(pilot)
+        assert _questions(app) == [f"question {i}" for i in range(EXCHANGES)]
+        assert first_batch < EXCHANGES
+        assert not app.query_one(EarlierMessages).display
+        replies = list(app.query(AssistantMessage))
+        assert len(replies) == EXCHANGES and replies[0].answer_text.startswith("answer 0.")
+        # every message sits after the one before it in the chain
+        kinds = [type(w).__name__ for w in chat.children if w.display]
+        assert kinds == ["UserMessage", "AssistantMessage"] * EXCHANGES
+
+
+async def test_clicking_the_marker_draws_a_batch(tmp_path):
+    app = build_app(tmp_path)
+    app.conversation.open_session(_long_session(app.conversation.store))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = len(_questions(app))
+        app.query_one(EarlierMessages).post_message(EarlierMessages.Pressed())
+        await settle(pilot)
+        assert len(_questions(app)) > before
+        assert _questions(app)[-1] == f"question {EXCHANGES - 1}"
+
+
+async def test_earlier_thinking_comes_folded_after_ctrl_t(tmp_path):
+    app = build_app(tmp_path)
+    app.conversation.open_session(_long_session(app.conversation.store))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        shown = len(app.query(ThinkingView))
+        await app.show_earlier()
+        await settle(pilot)
+        views = list(app.query(ThinkingView))
+        assert len(views) > shown and all(v.folded for v in views)
+
+
+async def test_new_session_forgets_the_earlier_messages(tmp_path):
+    app = build_app(tmp_path)
+    app.conversation.open_session(_long_session(app.conversation.store))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await app.run_command("/new")
+        await settle(pilot)
+        assert not app.query(UserMessage)
+        assert not app.query_one(EarlierMessages).display
+        app.query_one(ChatLog).scroll_home(animate=False, immediate=True)
+        await settle(pilot)
+        assert not app.query(UserMessage)
+
+
+async def test_a_summary_in_an_earlier_batch_is_drawn_with_its_dimmed_originals(tmp_path):
+    app = build_app(tmp_path)
+    store = app.conversation.store
+    sid = _long_session(store)
+    chain = store.chain(sid)
+    store.append(sid, "summary", Content(speaker="system", blocks=[TextBlock(text="so far")]), metadata=summary_metadata(chain[0].id, chain[-1].id))
+    for i in range(EXCHANGES, EXCHANGES + 12):
+        store.append(sid, "user", Content.human(f"question {i}"))
+        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text=f"answer {i}. {ANSWER}")]))
+    app.conversation.open_session(sid)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert not app.query(SummaryMarker)  # the summary is older than the newest batch
+        chat = app.query_one(ChatLog)
+        while app.query_one(EarlierMessages).display:
+            chat.scroll_home(animate=False, immediate=True)
+            await settle(pilot)
+        assert app.query_one(SummaryMarker).replaced == 2 * EXCHANGES
+        dimmed = [u.text for u in app.query(UserMessage) if u.has_class("-compacted")]
+        assert dimmed == [f"question {i}" for i in range(EXCHANGES)]
+
+
+class _Log(App[None]):
+    """A bare chat log of numbered lines, to watch what each painted frame shows."""
+
+    CSS = "ChatLog { scrollbar-size-vertical: 0; }"  # the thumb rightly moves as content grows above
+
+    def compose(self) -> ComposeResult:
+        yield ChatLog(id="chat")
+
+    async def on_mount(self) -> None:
+        await self.query_one(ChatLog).mount_all([Static(f"line {i}") for i in range(100, 160)])
+
+
+async def test_messages_inserted_above_leave_the_view_where_it_was_in_every_frame():
+    app = _Log()
+    async with app.run_test(size=(40, 10)) as pilot:
+        chat = app.query_one(ChatLog)
+        await pilot.pause()
+        chat.scroll_to(y=5, animate=False, immediate=True)  # the user scrolled up: the anchor is released
+        await pilot.pause()
+        assert not chat.following
+        before = screen_text(app)
+        assert before.splitlines()[0].startswith("line 105")
+        frames: list[str] = []
+        display = app._display
+
+        def painted(screen, renderable):
+            display(screen, renderable)
+            frames.append(screen_text(app))
+
+        app._display = painted
+        oldest = chat.children[0]
+        await chat.insert_above([Static(f"line {i}") for i in range(100)], before=oldest)
+        await pilot.pause()
+        assert len(chat.children) == 160
+        assert screen_text(app) == before
+        assert frames and all(frame == before for frame in frames)  # no frame at the wrong place
+        chat.scroll_to(y=0, animate=False, immediate=True)
+        await pilot.pause()
+        assert screen_text(app).splitlines()[0].startswith("line 0")
+
+
+async def test_inserting_above_while_following_keeps_the_bottom_in_view():
+    app = _Log()
+    async with app.run_test(size=(40, 10)) as pilot:
+        chat = app.query_one(ChatLog)
+        await pilot.pause()
+        assert chat.following
+        await chat.insert_above([Static(f"line {i}") for i in range(100)], before=chat.children[0])
+        await pilot.pause()
+        assert "line 159" in screen_text(app)
+        started = time.perf_counter()
+        await wait_for(pilot, lambda: chat.following)
+        assert time.perf_counter() - started < 5

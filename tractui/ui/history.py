@@ -1,0 +1,146 @@
+"""A session's history as the messages the view draws, newest first on demand.
+
+Drawing a long reply (Markdown blocks, highlighted code, captured lines)
+costs milliseconds per screenful; a resumed session of a hundred long
+replies drawn at once kept the app busy for half a minute. So the chain is
+cut into entries (a user turn, a reply, a summary) and only the newest are
+drawn; older ones are drawn a batch at a time as the user scrolls up to
+them (``tractui/ui/app.py``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Literal
+
+from textual.widget import Widget
+from textual.widgets import Static
+
+from tractui.ui.sanitize import sanitize
+from tractui.ui.widgets.answer import AnswerView
+from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage, StatusLine, UserMessage
+from tractui.ui.widgets.summary import SummaryMarker
+from tractui.ui.widgets.thinking import RedactedMarker, ThinkingView
+
+if TYPE_CHECKING:
+    from tractui.store.history import Commit
+
+BATCH_CHARS = 12_000  # text drawn per batch: about three screens of a wide terminal
+
+
+@dataclass
+class Entry:
+    """One message of the view, and the commits it shows."""
+
+    kind: Literal["user", "reply", "summary"]
+    commits: list[Commit]
+    dim: bool  # replaced by a compaction summary: shown dimmed
+    replaced: int = 0  # for a summary: how many messages it stands in for
+
+    @property
+    def size(self) -> int:
+        """Characters it draws: what drawing it costs."""
+        return sum(len(block_text) for commit in self.commits for block_text in _texts(commit))
+
+
+def entries(chain: list[Commit]) -> list[Entry]:
+    """The chain as the view shows it, oldest first: reasoning and assistant
+    commits of one turn make one reply."""
+    from tractui.store.compile import compacted_ids  # the store's chain rules
+
+    compacted = compacted_ids(chain)
+    shown: list[Entry] = []
+    reply: Entry | None = None
+    for commit in chain:
+        if commit.kind == "user":
+            reply = None
+            shown.append(Entry("user", [commit], commit.id in compacted))
+        elif commit.kind in ("reasoning", "assistant"):
+            if reply is None:
+                reply = Entry("reply", [], commit.id in compacted)
+                shown.append(reply)
+            reply.commits.append(commit)
+            if commit.kind == "assistant":
+                reply = None
+        elif commit.kind == "summary":
+            reply = None
+            shown.append(Entry("summary", [commit], False, _replaced_messages(chain, commit)))
+    return shown
+
+
+def newest(pending: list[Entry], budget: int = BATCH_CHARS) -> int:
+    """Where the newest batch of ``pending`` starts: entries from the end up to
+    ``budget`` characters, at least one, and never a reply without its question."""
+    start, size = len(pending), 0
+    while start > 0 and (size < budget or start == len(pending)):
+        start -= 1
+        size += pending[start].size
+    if start > 0 and pending[start].kind == "reply" and pending[start - 1].kind == "user":
+        start -= 1
+    return start
+
+
+def widget_for(entry: Entry, count_tokens: Callable[[str], int], clock: Callable[[], float], *, folded: bool = False) -> Widget:
+    """The widget that draws ``entry``, built whole so that it mounts in one go;
+    its thinking ``folded`` when the user folded all thinking."""
+    if entry.kind == "user":
+        return UserMessage(sanitize(entry.commits[0].content.text)).set_class(entry.dim, "-compacted")
+    if entry.kind == "summary":
+        return SummaryMarker(sanitize(entry.commits[0].content.text), entry.replaced)
+    parts: list[Widget] = []
+    statuses: list[StatusLine] = []
+    for commit in entry.commits:
+        parts.extend(_parts(commit, count_tokens, clock, folded))
+        if commit.kind == "assistant":
+            statuses.extend(_statuses(commit))
+    reply = AssistantMessage(count_tokens, clock, parts=parts, statuses=statuses)
+    return reply.set_class(entry.dim, "-compacted")
+
+
+def _parts(commit: Commit, count_tokens: Callable[[str], int], clock: Callable[[], float], folded: bool) -> list[Widget]:
+    from tractui.core.content import TextBlock, ThinkingBlock, ToolCallBlock
+
+    parts: list[Widget] = []
+    for block in commit.content.blocks:
+        if isinstance(block, ThinkingBlock):
+            if block.is_hidden:
+                parts.append(RedactedMarker())
+            elif block.thought:  # elapsed < 0: the time it took is not recorded
+                view = ThinkingView(count_tokens, clock, text=sanitize(block.thought), elapsed=-1.0)
+                if folded:
+                    view.toggle_fold()
+                parts.append(view)
+        elif isinstance(block, TextBlock):
+            parts.append(AnswerView(sanitize(block.text)))
+        elif isinstance(block, ToolCallBlock):
+            parts.append(Static(f"⚙ tool call: {sanitize(block.name)}", markup=False, classes="tool-call"))
+    return parts
+
+
+def _statuses(commit: Commit) -> list[StatusLine]:
+    if commit.status == "interrupted":
+        return [StatusLine(INTERRUPTED, "interrupted")]
+    if commit.status == "error":
+        error = commit.metadata.get("error") or {}
+        return [StatusLine(f"✗ {error.get('kind', 'error')}: {sanitize(str(error.get('message', '')))}", "error")]
+    return []
+
+
+def _texts(commit: Commit) -> list[str]:
+    from tractui.core.content import TextBlock, ThinkingBlock
+
+    return [
+        block.thought if isinstance(block, ThinkingBlock) else block.text
+        for block in commit.content.blocks
+        if isinstance(block, (TextBlock, ThinkingBlock))
+    ]
+
+
+def _replaced_messages(chain: list[Commit], summary: Commit) -> int:
+    """How many user and assistant messages of ``chain`` the summary commit stands in for."""
+    span = summary.metadata.get("replaces") or {}
+    ids = [c.id for c in chain]
+    if span.get("first") not in ids or span.get("last") not in ids:
+        return 0
+    covered = chain[ids.index(span["first"]) : ids.index(span["last"]) + 1]
+    return sum(1 for c in covered if c.kind in ("user", "assistant"))
