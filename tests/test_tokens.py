@@ -54,6 +54,12 @@ def references():
     return {name: reference_encoding(name) for name in tokens.SHIPPED_ENCODINGS}
 
 
+@pytest.mark.parametrize("name", ["o200k_base", "cl100k_base"])
+def test_shipped_ranks_parse_to_tiktokens_own_reading(name):
+    path = tokens.encoding_path(name)
+    assert tokens._load_ranks(name, hashlib.sha256(path.read_bytes()).hexdigest()) == load_tiktoken_bpe(str(path))
+
+
 def sample_texts() -> list[str]:
     texts = ["", "hello world", "  leading\n\n\ttabs", "日本語のテキスト", "emoji 😊👍🏽", "<|endoftext|> is plain text here", "x" * 5000]
     for meta in sorted(FIXTURES.glob("*/*.meta.json"))[:20]:
