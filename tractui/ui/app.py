@@ -209,49 +209,58 @@ class TractApp(App[int]):
         if not initial:
             await chat.remove_children()
         pending = history.entries(self.conversation.history())
-        start = history.newest(pending)
+        start = history.newest(pending, self._batch_chars())
         self._earlier = pending[:start]
         marker = EarlierMessages()
-        widgets = [marker, *(history.widget_for(entry, self._count, self.clock, folded=self.thinking_folded) for entry in pending[start:])]
+        folded = self.thinking_folded
+        widgets = [marker, *(history.widget_for(entry, self._count, self.clock, folded=folded) for entry in pending[start:])]
         await chat.mount_all(widgets, before=chat.children[0] if chat.children else None)
         marker.show_count(len(self._earlier))
         chat.jump_to_end()
         self.refresh_gauge()
         self.refresh_totals()
-        self.call_after_refresh(self._near_top)
+
+    def _batch_chars(self) -> int:
+        """Text drawn per batch of history: enough to fill the screen a few times over."""
+        from tractui.ui.history import BATCH_CHARS
+
+        return max(BATCH_CHARS, 3 * self.size.width * self.size.height)
 
     async def show_earlier(self) -> None:
-        """Draw the next batch of older messages above the oldest one shown."""
+        """Draw a batch of older messages above the oldest one shown, one message at a
+        time so that keys and scrolling are handled in between."""
         if not self._earlier or self._drawing_earlier:
             return
         from tractui.ui import history
 
         self._drawing_earlier = True
+        chat = self.query_one(ChatLog)
+        marker = self.query_one(EarlierMessages)
         try:
-            start = history.newest(self._earlier)
-            batch, self._earlier = self._earlier[start:], self._earlier[:start]
-            chat = self.query_one(ChatLog)
-            marker = self.query_one(EarlierMessages)
-            # after Ctrl+T folded all thinking, older thinking comes folded too
-            widgets = [history.widget_for(entry, self._count, self.clock, folded=self.thinking_folded) for entry in batch]
-            oldest = chat.children[chat.children.index(marker) + 1] if len(chat.children) > 1 else None
-            if oldest is None:
-                await chat.mount_all(widgets)
-            else:
-                await chat.insert_above(widgets, before=oldest)
-            marker.show_count(len(self._earlier))
+            drawn, budget = 0, self._batch_chars()
+            while self._earlier and drawn < budget:
+                entry = self._earlier.pop()
+                drawn += entry.size
+                # after Ctrl+T folded all thinking, older thinking comes folded too
+                widget = history.widget_for(entry, self._count, self.clock, folded=self.thinking_folded)
+                oldest = chat.children[1] if len(chat.children) > 1 and chat.children[0] is marker else None
+                if oldest is None:
+                    await chat.mount(widget)
+                else:
+                    await chat.insert_above([widget], before=oldest)
+                marker.show_count(len(self._earlier))
         finally:
             self._drawing_earlier = False
-        self.call_after_refresh(self._near_top)
 
     def _near_top(self) -> None:
-        """Older messages are drawn before the user reaches the top: within a screen of it."""
+        """The user scrolled to within a screen of the oldest message drawn: draw older ones."""
         chat = self.query_one(ChatLog)
-        if self._earlier and not self._drawing_earlier and chat.scroll_y < chat.size.height:
+        if self._earlier and not self._drawing_earlier and not chat.following and chat.scroll_y < chat.size.height:
             self.call_later(self.show_earlier)
 
     @on(EarlierMessages.Pressed)
-    async def _earlier_pressed(self) -> None:
+    @on(ChatLog.ScrolledPastTop)
+    async def _earlier_wanted(self) -> None:
         await self.show_earlier()
 
     # -- sending -----------------------------------------------------------
@@ -595,6 +604,7 @@ class TractApp(App[int]):
         return ""
 
     async def clear_view(self) -> None:
+        self._earlier = []
         await self.query_one(ChatLog).remove_children()
         await self.note("Screen cleared; the history is kept (/sessions, --continue).")
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import deque
 from typing import TYPE_CHECKING
 
 from textual.widget import Widget
@@ -22,32 +23,49 @@ from tractui.ui.widgets.column import Column
 if TYPE_CHECKING:
     from tractui.ui.widgets.answer_segment import AnswerSegment
 
-FREEZE_RETRY = 0.05  # seconds between tries to capture a segment that is not laid out yet
-FREEZE_TRIES = 40  # then it stays a live Markdown segment: correct, only slower to lay out
+FREEZE_TRIES = 40  # runs of the capture queue (0.05 s apart) a segment may wait to be laid out; then it stays live
 SEGMENT_CHARS = 1000  # a segment closes at the first safe block boundary after this many characters
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 
 
-class CaptureRate:
-    """Capturing costs a few milliseconds a segment; with many waiting (a resumed
-    session, a new width) all at once would freeze the screen. Process-wide, as
-    the event loop is: at most ``share`` of each ``window`` goes to captures."""
+class CaptureQueue:
+    """Segments waiting to be drawn from their lines, captured a few at a time.
+
+    Capturing costs a few milliseconds a segment; with many waiting (a
+    resumed session, a new width) all at once would freeze the screen. One
+    queue for the process, as the event loop is one: each run takes at most
+    ``share`` of a ``window`` and the next run comes a window later, so
+    waiting segments cost nothing until their turn.
+    """
 
     def __init__(self, window: float = 0.05, share: float = 0.3) -> None:
         self.window, self.allowed = window, window * share
-        self._start, self._spent = 0.0, 0.0
+        self._waiting: deque[tuple[AnswerView, AnswerSegment, int]] = deque()
+        self._scheduled = False
 
-    def allows(self) -> bool:
-        now = time.perf_counter()
-        if now - self._start >= self.window:
-            self._start, self._spent = now, 0.0
-        return self._spent < self.allowed
+    def add(self, view: AnswerView, segment: AnswerSegment, tries: int) -> None:
+        self._waiting.append((view, segment, tries))
+        if not self._scheduled:
+            self._scheduled = True
+            view.call_after_refresh(self._run)
 
-    def spent(self, seconds: float) -> None:
-        self._spent += seconds
+    def _run(self) -> None:
+        self._scheduled = False
+        deadline = time.perf_counter() + self.allowed
+        for _ in range(len(self._waiting)):  # those re-queued by this run wait for the next
+            if time.perf_counter() >= deadline:
+                break
+            view, segment, tries = self._waiting.popleft()
+            view.freeze(segment, tries)
+        for view, _, _ in self._waiting:
+            if view.is_attached:
+                self._scheduled = True
+                view.set_timer(self.window, self._run)
+                return
+        self._waiting.clear()  # every view waiting was removed
 
 
-_CAPTURES = CaptureRate()
+_CAPTURES = CaptureQueue()
 
 
 def safe_cut(text: str, start: int) -> int:
@@ -122,13 +140,13 @@ class AnswerView(Column):
             self._segment = None
 
     def _freeze_later(self, segment: AnswerSegment, tries: int = FREEZE_TRIES) -> None:
-        self.call_after_refresh(self._freeze, segment, tries)
+        _CAPTURES.add(self, segment, tries)
 
-    def _freeze(self, segment: AnswerSegment, tries: int) -> None:
+    def freeze(self, segment: AnswerSegment, tries: int) -> None:
         """Replace a finished segment, once it is laid out, by the lines it draws.
 
         A laid-out segment is as tall as its blocks measure; until then (a frame
-        may predate its last blocks) it is tried again a little later.
+        may predate its last blocks) it waits for a later turn.
         """
         if not segment.is_mounted or not segment.display or segment is self._segment:
             return
@@ -136,18 +154,13 @@ class AnswerView(Column):
         laid_out = width and segment.outer_size.width == width
         if not laid_out or segment.outer_size.height != segment.get_content_height(self.content_region.size, self.app.size, width):
             if tries > 1:
-                self.set_timer(FREEZE_RETRY, lambda: self._freeze_later(segment, tries - 1))
+                self._freeze_later(segment, tries - 1)
             return
         if any(block.is_scrollable and block.max_scroll_x > 0 for block in segment.walk_children(Widget)):
             return  # code wider than the view scrolls sideways: only a live segment can
-        if not _CAPTURES.allows():  # a resumed session or a new width has many to capture: a few per frame
-            self.set_timer(FREEZE_RETRY, lambda: self._freeze_later(segment, tries))
-            return
         from tractui.ui.widgets.frozen import FrozenSegment, capture
 
-        started = time.perf_counter()
         frozen = FrozenSegment(capture(segment), width)
-        _CAPTURES.spent(time.perf_counter() - started)
         self.mount(frozen, before=segment)
         segment.display = False
 

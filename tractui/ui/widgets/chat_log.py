@@ -14,11 +14,15 @@ from collections.abc import Sequence
 from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.layout import DockArrangeResult
+from textual.message import Message
 from textual.widget import Widget
 
 
 class ChatLog(VerticalScroll):
     can_focus = True
+
+    class ScrolledPastTop(Message):
+        """The user scrolled up with the oldest drawn message already in view."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -26,6 +30,10 @@ class ChatLog(VerticalScroll):
 
     def on_mount(self) -> None:
         self.anchor()
+
+    def on_mouse_scroll_up(self) -> None:
+        if self.scroll_y <= 0:  # nothing moves, so no scroll change tells the app
+            self.post_message(self.ScrolledPastTop())
 
     @property
     def following(self) -> bool:
