@@ -29,6 +29,13 @@ def _long_session(store, exchanges: int = EXCHANGES) -> str:
     return sid
 
 
+def _resumed(tmp_path):
+    """The app on a long session, as ``tractui -c`` opens it."""
+    app = build_app(tmp_path)
+    app.conversation.open_session(_long_session(app.conversation.store))
+    return app
+
+
 def _questions(app) -> list[str]:
     return [u.text for u in app.query(UserMessage)]
 
@@ -64,8 +71,7 @@ def test_newest_batch_fits_the_budget_keeps_at_least_one_and_never_splits_a_ques
 
 
 async def test_resuming_a_long_session_draws_only_the_newest_messages(tmp_path):
-    app = build_app(tmp_path)
-    app.conversation.open_session(_long_session(app.conversation.store))
+    app = _resumed(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         questions = _questions(app)
@@ -79,8 +85,7 @@ async def test_resuming_a_long_session_draws_only_the_newest_messages(tmp_path):
 
 
 async def test_scrolling_up_draws_all_earlier_messages_in_order(tmp_path):
-    app = build_app(tmp_path)
-    app.conversation.open_session(_long_session(app.conversation.store))
+    app = _resumed(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         chat = app.query_one(ChatLog)
@@ -101,8 +106,7 @@ async def test_scrolling_up_draws_all_earlier_messages_in_order(tmp_path):
 
 
 async def test_clicking_the_marker_draws_a_batch(tmp_path):
-    app = build_app(tmp_path)
-    app.conversation.open_session(_long_session(app.conversation.store))
+    app = _resumed(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         before = len(_questions(app))
@@ -113,8 +117,7 @@ async def test_clicking_the_marker_draws_a_batch(tmp_path):
 
 
 async def test_earlier_thinking_comes_folded_after_ctrl_t(tmp_path):
-    app = build_app(tmp_path)
-    app.conversation.open_session(_long_session(app.conversation.store))
+    app = _resumed(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+t")
@@ -127,8 +130,7 @@ async def test_earlier_thinking_comes_folded_after_ctrl_t(tmp_path):
 
 
 async def test_new_session_forgets_the_earlier_messages(tmp_path):
-    app = build_app(tmp_path)
-    app.conversation.open_session(_long_session(app.conversation.store))
+    app = _resumed(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await app.run_command("/new")

@@ -243,11 +243,9 @@ class TractApp(App[int]):
                 drawn += entry.size
                 # after Ctrl+T folded all thinking, older thinking comes folded too
                 widget = history.widget_for(entry, self._count, self.clock, folded=self.thinking_folded)
-                oldest = chat.children[1] if len(chat.children) > 1 and chat.children[0] is marker else None
-                if oldest is None:
-                    await chat.mount(widget)
-                else:
-                    await chat.insert_above([widget], before=oldest)
+                # show_history drew at least one message after the marker, the oldest shown
+                oldest = chat.children[chat.children.index(marker) + 1]
+                await chat.insert_above([widget], before=oldest)
                 marker.show_count(len(self._earlier))
         finally:
             self._drawing_earlier = False
