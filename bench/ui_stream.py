@@ -4,7 +4,8 @@ Runs the real app headless against the loopback server (tests/loopback.py)
 speaking Chat Completions:
 
 1. 20,000 tokens (thinking, then a markdown answer with code) as fast as the
-   socket goes: tokens per second displayed, last token to final frame.
+   socket goes, five times: tokens per second displayed, last token to final
+   frame (median and worst).
 2. A 2,000 tokens/s stream while keys are typed: keystroke-to-screen latency.
 
 Goals: >= 5,000 tok/s, < 100 ms last token to frame, keystroke p95 < 50 ms.
@@ -34,6 +35,7 @@ from tractui.ui.render import ReplyRenderer  # noqa: E402
 from tractui.ui.widgets.message import AssistantMessage  # noqa: E402
 
 TOKENS = 20_000
+RUNS = 5  # full-speed runs per answer: the tail is one frame, and one frame is a noisy sample
 SIZE = (120, 40)
 
 
@@ -166,12 +168,17 @@ async def main() -> None:
         os.environ["TRACTUI_CONFIG_DIR"] = str(Path(tmp) / "config")
         os.environ["TRACTUI_DATA_DIR"] = str(Path(tmp) / "data")
         for name, answer in (("prose answer", PROSE), ("dense markdown answer", ANSWER)):
-            (Path(tmp) / name / "a").mkdir(parents=True)
+            for i in range(RUNS):
+                (Path(tmp) / name / f"a{i}").mkdir(parents=True)
             (Path(tmp) / name / "b").mkdir()
             print(f"{name}:")
-            rate, tail = await full_speed(Path(tmp) / name / "a", answer)
-            print(f"  stream of {TOKENS} tokens: {rate:,.0f} tokens/s displayed (goal >= 5,000)")
-            print(f"  last token to final frame: {tail:.1f} ms (goal < 100 ms)")
+            runs = [await full_speed(Path(tmp) / name / f"a{i}", answer) for i in range(RUNS)]
+            rates, tails = sorted(rate for rate, _ in runs), sorted(tail for _, tail in runs)
+            print(
+                f"  stream of {TOKENS} tokens: {statistics.median(rates):,.0f} tokens/s displayed "
+                f"(median of {RUNS} runs, slowest {rates[0]:,.0f}; goal >= 5,000)"
+            )
+            print(f"  last token to final frame: median {statistics.median(tails):.1f} ms, worst {tails[-1]:.1f} ms (goal < 100 ms)")
             lat = sorted(await keystrokes(Path(tmp) / name / "b", answer)) or [float("nan")]
             p95 = lat[int(0.95 * (len(lat) - 1))]
             print(

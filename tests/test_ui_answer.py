@@ -33,14 +33,15 @@ async def test_long_streamed_answer_is_segmented_and_complete(tmp_path):
         answer = await message.answer()
         for i in range(0, len(source), 37):  # fragments cutting through fences and blank lines
             await answer.write(source[i : i + 37])
+        growing = answer.children[-1]  # the fences are highlighted Markdown fences
+        assert isinstance(growing, AnswerSegment) and len(growing.query("MarkdownFence")) == growing.source.count("```python") > 0
         await message.finish()
         await pilot.pause()
-        segments = list(answer.query_children(AnswerSegment))
+        segments = list(answer.children)  # live or already frozen: each keeps its source
         assert len(segments) >= 3
         assert "".join(s.source for s in segments) == source == answer.text
         for segment in segments:
             assert segment.source.count("```") % 2 == 0
-        assert len(app.query("MarkdownFence")) == source.count("```python")
 
 
 async def test_history_answer_is_segmented_the_same_way(tmp_path):
@@ -50,7 +51,7 @@ async def test_history_answer_is_segmented_the_same_way(tmp_path):
         view = AnswerView(source)
         await app.query_one("#chat").mount(view)
         await pilot.pause()
-        segments = list(view.query_children(AnswerSegment))
+        segments = list(view.children)
         assert len(segments) >= 2 and "".join(s.source for s in segments) == source
 
 
@@ -58,9 +59,8 @@ async def _frozen_after_layout(pilot, view: AnswerView) -> list[FrozenSegment]:
     for _ in range(40):
         await pilot.pause(0.05)
         frozen = list(view.query_children(FrozenSegment))
-        live = [s for s in view.query_children(AnswerSegment) if s.display]
-        if frozen and not live:
-            await pilot.pause()  # laid out without the hidden segments
+        if frozen and not view.query_children(AnswerSegment):
+            await pilot.pause()  # laid out without the Markdown segments
             return frozen
     raise AssertionError("segments were not frozen")
 
@@ -80,9 +80,8 @@ async def test_finished_segments_are_frozen_to_the_lines_one_markdown_would_draw
         await chat.mount(view)
         await chat.mount(reference)
         frozen = await _frozen_after_layout(pilot, view)
-        segments = list(view.query_children(AnswerSegment))
-        assert len(frozen) == len(segments) >= 3
-        assert all(not block.region for block in view.query("MarkdownBlock"))  # out of every layout pass
+        assert len(frozen) >= 3 and "".join(f.source for f in frozen) == source
+        assert not view.query("MarkdownBlock")  # the blocks' widgets are gone, not just hidden
         assert [line for f in frozen for line in f.lines] == _reference_lines(pilot, reference)
         assert sum(f.outer_size.height for f in frozen) == view.size.height == reference.outer_size.height
 
@@ -136,10 +135,9 @@ async def test_a_segment_with_code_wider_than_the_view_stays_live_to_scroll_side
         await app.query_one("#chat").mount(view)
         for _ in range(10):
             await pilot.pause(0.05)
-        first, *rest = list(view.query_children(AnswerSegment))
-        assert first.display and first.query_one("MarkdownFence").max_scroll_x > 0
-        assert rest and not any(segment.display for segment in rest)  # the others are drawn frozen
-        assert len(view.query_children(FrozenSegment)) == len(rest)
+        first, *rest = list(view.children)
+        assert isinstance(first, AnswerSegment) and first.query_one("MarkdownFence").max_scroll_x > 0
+        assert rest and all(isinstance(segment, FrozenSegment) for segment in rest)  # the others are drawn frozen
 
 
 async def test_a_link_in_a_frozen_segment_opens_when_clicked(tmp_path):

@@ -8,6 +8,7 @@ from ui_support import FakeClock, stalled, build_app, chat_stream, loop_config, 
 from tractui.core.tokens import count_tokens
 from tractui.ui.widgets.answer import AnswerView
 from tractui.ui.widgets.footer import GaugeFooter
+from tractui.ui.widgets.frozen import capture
 from tractui.ui.widgets.message import AssistantMessage, StatusLine
 from tractui.ui.widgets.thinking import ThinkingView
 
@@ -26,7 +27,9 @@ async def test_demo_reply_shows_thinking_before_a_markdown_answer(tmp_path):
         assert thinking.tokens == count_tokens(thinking.text)
         assert str(app.query_one(".thinking-header").render()).startswith("Thought for 0s")
         assert "reverse a list" in answer.text and "```" in answer.text
-        assert app.query("MarkdownFence")  # the code block is a highlighted fence
+        code = answer.text.split("```")[1].splitlines()[1].strip()  # the code block's first line
+        line = next(strip for strip in capture(answer) if code in strip.text)
+        assert len({segment.style.color for segment in line if segment.text.strip()}) > 1  # highlighted
         stored = app.conversation.history()[-1].content.text
         assert answer.text == stored
         totals = str(app.query_one("#footer-totals").render())

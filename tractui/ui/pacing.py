@@ -23,7 +23,7 @@ class FrameBudget:
     the target, smaller frames would only show less per frame.
     """
 
-    target: float = 0.15  # seconds a frame should take
+    target: float = 0.07  # seconds a frame should take
     floor: int = 400  # about a hundred tokens
     ceiling: int = 50_000
     chars: int = 2000  # the budget until frames have been timed

@@ -5,8 +5,9 @@ is re-parsed on each append. The app batches fragments per frame and awaits
 each append, so the display sets the pace: a fast stream waits in the socket,
 never in a backlog that would be drawn long after the last token. A long answer is cut into segments at block boundaries
 (a blank line outside a code fence). A closed segment, once laid out, is
-replaced on screen by the lines it drew (``FrozenSegment``), so each frame
-lays out only the growing segment, not hundreds of finished block widgets.
+replaced by the lines it drew (``FrozenSegment``), so each frame lays out only
+the growing segment, not hundreds of finished block widgets, and the blocks'
+widgets are freed.
 """
 
 from __future__ import annotations
@@ -50,13 +51,13 @@ class CaptureQueue:
             view.call_after_refresh(self._run)
 
     def _run(self) -> None:
-        self._scheduled = False
         deadline = time.perf_counter() + self.allowed
         for _ in range(len(self._waiting)):  # those re-queued by this run wait for the next
             if time.perf_counter() >= deadline:
                 break
             view, segment, tries = self._waiting.popleft()
-            view.freeze(segment, tries)
+            view.freeze(segment, tries)  # still scheduled: a segment it re-queues waits a window
+        self._scheduled = False
         for view, _, _ in self._waiting:
             if view.is_attached:
                 self._scheduled = True
@@ -146,12 +147,12 @@ class AnswerView(Column):
         """Replace a finished segment, once it is laid out, by the lines it draws.
 
         A laid-out segment is as tall as its blocks measure; until then (a frame
-        may predate its last blocks) it waits for a later turn.
+        may predate its last blocks, a new segment its first) it waits for a later turn.
         """
-        if not segment.is_mounted or not segment.display or segment is self._segment:
+        if not segment.is_mounted or segment is self._segment:
             return
         width = self.content_region.width
-        laid_out = width and segment.outer_size.width == width
+        laid_out = width and segment.children and segment.outer_size.width == width
         if not laid_out or segment.outer_size.height != segment.get_content_height(self.content_region.size, self.app.size, width):
             if tries > 1:
                 self._freeze_later(segment, tries - 1)
@@ -160,20 +161,20 @@ class AnswerView(Column):
             return  # code wider than the view scrolls sideways: only a live segment can
         from tractui.ui.widgets.frozen import FrozenSegment, capture
 
-        frozen = FrozenSegment(capture(segment), width)
-        self.mount(frozen, before=segment)
-        segment.display = False
+        self.mount(FrozenSegment(capture(segment), width, segment.source), before=segment)
+        segment.remove()
 
     def thaw(self) -> None:
-        """Show the Markdown segments again and capture them anew: the width or theme changed."""
+        """Draw the finished segments from their Markdown again, to be captured anew:
+        the width or theme changed."""
+        from tractui.ui.widgets.answer_segment import AnswerSegment
         from tractui.ui.widgets.frozen import FrozenSegment
 
         for frozen in self.query_children(FrozenSegment):
+            segment = AnswerSegment(frozen.source)
+            self.mount(segment, before=frozen)
             frozen.remove()
-        for segment in self.children:
-            if not segment.display:
-                segment.display = True
-                self._freeze_later(segment)
+            self._freeze_later(segment)
 
     def on_resize(self) -> None:
         width = self.size.width

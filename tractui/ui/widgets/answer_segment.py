@@ -6,6 +6,9 @@ first answer, not before the app's first frame.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
+from textual.content import Content
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
@@ -17,8 +20,19 @@ _BULLETS: type[MarkdownBlock] = Markdown.BLOCKS["bullet_list_open"]
 _NUMBERS: type[MarkdownBlock] = Markdown.BLOCKS["ordered_list_open"]
 
 
+@lru_cache(maxsize=256)
+def _highlighted(code: str, language: str, ansi: bool, dark: bool) -> Content:
+    return MarkdownFence.highlight(code, language, ansi=ansi, dark=dark)
+
+
 class Fence(StackHeight, MarkdownFence):
     """A code block, measured from its code alone (see ``column``)."""
+
+    @classmethod
+    def highlight(cls, code: str, language: str, ansi: bool = False, dark: bool = False) -> Content:
+        """Highlighted once per code and theme: Textual highlights a fence when it is
+        built and again when it is styled, and a streamed fence is rebuilt as it grows."""
+        return _highlighted(code, language, ansi, dark)
 
 
 class BlockQuote(StackHeight, _QUOTE):  # type: ignore[misc, valid-type]

@@ -4,7 +4,11 @@ Textual lays out every displayed widget on every layout pass, so a long
 answer made of hundreds of Markdown block widgets makes each frame slower
 than the last. Once a segment is finished its lines never change (until the
 width or theme does), so they are captured once and drawn by this single
-widget; the Markdown segment stays mounted, hidden, to be captured again.
+widget, which keeps the Markdown source to be drawn and captured again.
+
+The lines are kept as plain lists of segments and made into strips only when
+drawn: a ``Strip`` carries a dozen caches, and thousands of them kept alive
+made every garbage collection longer.
 """
 
 from __future__ import annotations
@@ -35,12 +39,12 @@ class FrozenSegment(Widget):
 
     DEFAULT_CSS = "FrozenSegment { height: auto; }"
 
-    def __init__(self, strips: list[Strip], width: int) -> None:
+    def __init__(self, strips: list[Strip], width: int, source: str) -> None:
         super().__init__(classes="answer-frozen")
-        # offsets in each segment's meta map the mouse to (column, line) for selection
-        self._strips = [strip.apply_offsets(0, y) for y, strip in enumerate(strips)]
+        self._rows = [(list(strip), strip.cell_length) for strip in strips]
         self._lines = [strip.text.rstrip() for strip in strips]
         self.captured_width = width
+        self.source = source
         self._selected: LRUCache[int, Strip] = LRUCache(256)
 
     @property
@@ -49,15 +53,17 @@ class FrozenSegment(Widget):
         return self._lines
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self._strips)
+        return len(self._rows)
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
         return self.captured_width
 
     def render_line(self, y: int) -> Strip:
-        if y >= len(self._strips):
+        if y >= len(self._rows):
             return Strip.blank(self.size.width)
-        strip = self._strips[y]
+        segments, length = self._rows[y]
+        # offsets in each segment's meta map the mouse to (column, line) for selection
+        strip = Strip(segments, length).apply_offsets(0, y)
         selection = self.text_selection
         if selection is None or (span := selection.get_span(y)) is None:
             return strip
