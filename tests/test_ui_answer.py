@@ -3,6 +3,8 @@ and finished segments are drawn from the lines they rendered."""
 
 from __future__ import annotations
 
+import asyncio
+
 from ui_support import build_app
 
 from textual.geometry import Offset
@@ -42,6 +44,22 @@ async def test_long_streamed_answer_is_segmented_and_complete(tmp_path):
         assert "".join(s.source for s in segments) == source == answer.text
         for segment in segments:
             assert segment.source.count("```") % 2 == 0
+
+
+async def test_every_segment_of_a_streamed_answer_ends_up_frozen(tmp_path):
+    app = build_app(tmp_path)
+    source = BLOCK * (6 * SEGMENT_CHARS // len(BLOCK))
+    async with app.run_test(size=(100, 40)) as pilot:
+        message = AssistantMessage(app._count, app.clock)
+        await app.query_one("#chat").mount(message)
+        answer = await message.answer()
+        with app.batch_update():  # as in the app's frames: nothing is laid out meanwhile
+            for i in range(0, len(source), 400):
+                await answer.write(source[i : i + 400])
+            await message.finish()
+            await asyncio.sleep(0.2)  # the capture queue runs, finds nothing laid out, and must wait
+        frozen = await _frozen_after_layout(pilot, answer)
+        assert "".join(f.source for f in frozen) == source  # none left live, waiting for a capture that never comes
 
 
 async def test_history_answer_is_segmented_the_same_way(tmp_path):

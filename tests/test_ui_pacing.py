@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 
 from tractui.ui.launch import GC_YOUNG, tune_gc
-from tractui.ui.pacing import FrameBudget
+from tractui.ui.pacing import FrameBudget, FrameBudgets
 
 
 def run_frames(budget: FrameBudget, overhead: float, per_char: float, frames: int = 60) -> float:
@@ -38,6 +38,26 @@ def test_frames_the_budget_did_not_limit_teach_nothing():
     budget.frame_took(10, 5.0)  # a trickle that happened to meet a slow frame
     budget.frame_took(before, 0.0)
     assert budget.chars == before
+
+
+def test_each_kind_of_text_learns_its_own_budget():
+    budgets = FrameBudgets()
+    for _ in range(30):  # long, cheap thinking: its frames grow
+        chars = budgets.of("thinking").chars
+        budgets.frame_took({"thinking": chars}, 0.01 + 2e-6 * chars)
+    assert budgets.of("thinking").chars > 20_000
+    fresh = FrameBudget().chars
+    assert budgets.of("text").chars == fresh  # the answer starts from the default, not from what thinking learnt
+    assert not budgets.full({"text": fresh - 1}) and budgets.full({"text": fresh})
+
+
+def test_a_mixed_frame_is_full_by_shares_and_teaches_the_kind_that_filled_it():
+    budgets = FrameBudgets()
+    budgets.of("thinking").chars, budgets.of("text").chars = 10_000, 1000
+    assert not budgets.full({"thinking": 4000, "text": 500})  # 0.4 + 0.5 of a frame
+    assert budgets.full({"thinking": 6000, "text": 500})
+    budgets.frame_took({"thinking": 1000, "text": 900}, 1.0)  # slow, and mostly the answer's doing
+    assert budgets.of("text").chars < 1000 and budgets.of("thinking").chars == 10_000
 
 
 def test_tune_gc_collects_young_objects_less_often_and_freezes_what_start_up_loaded():

@@ -22,7 +22,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from tractui.commands import is_command
 from tractui.ui.host import CommandHost
-from tractui.ui.pacing import FrameBudget
+from tractui.ui.pacing import FrameBudgets
 from tractui.ui.palette import SlashCommands
 from tractui.ui.pending import PendingConversation
 from tractui.ui.render import ReplyRenderer
@@ -328,15 +328,15 @@ class TractApp(App[int]):
         timer = self.set_interval(FRAME, self._frame)
         clock = time.perf_counter
         next_frame = clock() + FRAME
-        budget = FrameBudget()
+        budgets = FrameBudgets()
         try:
             async for event in stream():
                 renderer.feed(event)
-                if clock() >= next_frame or renderer.backlog >= budget.chars:
+                if clock() >= next_frame or budgets.full(renderer.backlog):
                     # a burst of queued events: draw them (keys get in meanwhile), a frame's worth at a time
                     started, shown = clock(), renderer.backlog
                     await self._frame()
-                    budget.frame_took(shown, clock() - started)
+                    budgets.frame_took(shown, clock() - started)
                     next_frame = clock() + FRAME
         finally:
             timer.stop()

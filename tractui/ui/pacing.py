@@ -9,7 +9,8 @@ can draw within ``target`` seconds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping
 
 
 @dataclass
@@ -34,3 +35,28 @@ class FrameBudget:
             return
         scale = min(2.0, max(0.5, self.target / seconds)) ** 0.5  # damped: frames are noisy
         self.chars = int(min(self.ceiling, max(self.floor, self.chars * scale)))
+
+
+@dataclass
+class FrameBudgets:
+    """A budget per kind of text (thinking, answer).
+
+    Thinking is plain text; the answer is Markdown, several times dearer per
+    character. One budget learnt on a long thought made the answer's first
+    frames take ten times the target.
+    """
+
+    budgets: dict[str, FrameBudget] = field(default_factory=dict)
+
+    def of(self, kind: str) -> FrameBudget:
+        return self.budgets.setdefault(kind, FrameBudget())
+
+    def full(self, backlog: Mapping[str, int]) -> bool:
+        """Whether the queued text, of whatever kinds, is a frame's worth."""
+        return sum(chars / self.of(kind).chars for kind, chars in backlog.items()) >= 1
+
+    def frame_took(self, backlog: Mapping[str, int], seconds: float) -> None:
+        """Learn from one frame: it tells about the kind that filled most of its budget."""
+        if backlog:
+            kind = max(backlog, key=lambda k: backlog[k] / self.of(k).chars)
+            self.of(kind).frame_took(backlog[kind], seconds)

@@ -49,7 +49,7 @@ class ReplyRenderer:
         self._retry: RetryWait | None = None
         self.done = False
         self.tool_names: dict[int, str] = {}
-        self.backlog = 0  # characters of text and thinking queued since the last flush
+        self.backlog: dict[str, int] = {}  # characters queued since the last flush, per kind (text, thinking)
 
     @property
     def pending(self) -> bool:
@@ -86,7 +86,7 @@ class ReplyRenderer:
     def _queue_text(self, kind: str, text: str) -> None:
         if not text:
             return
-        self.backlog += len(text)
+        self.backlog[kind] = self.backlog.get(kind, 0) + len(text)
         ops = self._ops
         if ops and ops[-1][0] == kind:
             pieces = ops[-1][1]
@@ -100,7 +100,7 @@ class ReplyRenderer:
 
     async def flush(self) -> None:
         ops, self._ops = self._ops, []
-        self.backlog = 0
+        self.backlog = {}
         message = self.message
         for kind, payload in ops:
             if self._retry is not None and kind in _TEXT_OPS:
