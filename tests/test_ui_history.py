@@ -215,3 +215,30 @@ async def test_inserting_above_while_following_keeps_the_bottom_in_view():
         await pilot.pause()
         assert "line 159" in screen_text(app)
         assert chat.following
+
+
+async def test_page_keys_scroll_the_conversation_from_the_prompt_and_reach_earlier_messages(tmp_path):
+    app = _resumed(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        chat, box = app.query_one(ChatLog), app.query_one("#input")
+        await pilot.press("h", "i")
+        bottom = chat.scroll_y
+        await pilot.press("pageup")
+        await settle(pilot)
+        assert chat.scroll_y < bottom and not chat.following
+        assert box.has_focus and box.text == "hi"  # the prompt keeps focus and what was typed
+        before = len(_questions(app))
+        await pilot.press("ctrl+home")  # to the top: the earlier messages are drawn
+        await settle(pilot)
+        assert len(_questions(app)) > before
+        await pilot.press("ctrl+end")
+        await pilot.press("pagedown")
+        await settle(pilot)
+        assert chat.following
+        await app.run_command("/sessions")  # over a dialog the keys are the dialog's
+        await settle(pilot)
+        place = chat.scroll_y
+        await pilot.press("pageup")
+        await settle(pilot)
+        assert chat.scroll_y == place

@@ -57,6 +57,9 @@ class TractApp(App[int]):
         Binding("escape", "cancel", "Cancel", show=False),
         Binding("ctrl+t", "fold_thinking", "Fold thinking", show=False),
         Binding("ctrl+end", "follow", "Follow", priority=True, show=False),
+        Binding("pageup", "scroll_chat('page_up')", "Scroll up", priority=True, show=False),
+        Binding("pagedown", "scroll_chat('page_down')", "Scroll down", priority=True, show=False),
+        Binding("ctrl+home", "scroll_chat('home')", "Oldest", priority=True, show=False),
         Binding("f1", "help", "Help", show=False),
     ]
 
@@ -482,6 +485,21 @@ class TractApp(App[int]):
     def action_follow(self) -> None:
         self.query_one(ChatLog).jump_to_end()
         self.query_one(NewContentHint).display = False
+
+    def action_scroll_chat(self, where: str) -> None:
+        """Page Up/Down and Ctrl+Home scroll the conversation while the prompt keeps focus."""
+        chat = self.query_one(ChatLog)
+        if where == "home":
+            chat.scroll_home(animate=False)
+        elif where == "page_up":
+            chat.scroll_page_up(animate=False)
+        else:
+            chat.scroll_page_down(animate=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "scroll_chat":  # over a dialog (sessions, /context) the keys are the dialog's
+            return bool(self.screen.query(ChatLog))
+        return True
 
     @on(NewContentHint.Pressed)
     def _hint_pressed(self) -> None:

@@ -17,6 +17,8 @@ KEYS = (
     ("Tab", "complete a command"),
     ("Esc", "cancel the reply (what arrived is kept)"),
     ("Ctrl+T", "fold / unfold long thinking"),
+    ("Page Up / Page Down", "scroll the conversation"),
+    ("Ctrl+Home", "scroll to the oldest message"),
     ("Ctrl+End", "follow the newest content"),
     ("Ctrl+C", "copy the selection; twice to quit"),
     ("Ctrl+P", "command palette"),
