@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Literal
 
 from textual.widget import Widget
-from textual.widgets import Static
 
 from tractui.ui.sanitize import sanitize
 from tractui.ui.widgets.answer import AnswerView
-from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage, StatusLine, UserMessage
+from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage, StatusLine, ToolCallLine, UserMessage
 from tractui.ui.widgets.summary import SummaryMarker
 from tractui.ui.widgets.thinking import RedactedMarker, ThinkingView
 
@@ -113,7 +112,7 @@ def _parts(commit: Commit, count_tokens: Callable[[str], int], clock: Callable[[
         elif isinstance(block, TextBlock):
             parts.append(AnswerView(sanitize(block.text)))
         elif isinstance(block, ToolCallBlock):
-            parts.append(Static(f"⚙ tool call: {sanitize(block.name)}", markup=False, classes="tool-call"))
+            parts.append(ToolCallLine(sanitize(block.name)))
     return parts
 
 

@@ -49,7 +49,10 @@ class FrameBudgets:
     budgets: dict[str, FrameBudget] = field(default_factory=dict)
 
     def of(self, kind: str) -> FrameBudget:
-        return self.budgets.setdefault(kind, FrameBudget())
+        budget = self.budgets.get(kind)  # called for every event: no budget built to be thrown away
+        if budget is None:
+            budget = self.budgets[kind] = FrameBudget()
+        return budget
 
     def full(self, backlog: Mapping[str, int]) -> bool:
         """Whether the queued text, of whatever kinds, is a frame's worth."""

@@ -70,7 +70,7 @@ class ReplyRenderer:
         elif isinstance(event, ToolCallDelta):
             if event.name and event.index not in self.tool_names:
                 self.tool_names[event.index] = event.name
-                ops.append(("tool", f"⚙ tool call: {sanitize(event.name)}"))
+                ops.append(("tool", sanitize(event.name)))
         elif isinstance(event, RetryWait):
             ops.append(("retry", event))
         elif isinstance(event, Notice):

@@ -37,6 +37,13 @@ class StatusLine(Static):
         self.kind = kind
 
 
+class ToolCallLine(Static):
+    """A tool the model called, by name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"⚙ tool call: {name}", markup=False, classes="tool-call")
+
+
 class AssistantMessage(Column):
     """One reply. Parts are appended as the stream goes; nothing is re-created.
 
@@ -95,9 +102,9 @@ class AssistantMessage(Column):
         self.end_thinking()
         await self._add(RedactedMarker())
 
-    async def tool_call(self, label: str) -> None:
+    async def tool_call(self, name: str) -> None:
         self.end_thinking()
-        await self._add(Static(label, markup=False, classes="tool-call"))
+        await self._add(ToolCallLine(name))
 
     def end_thinking(self) -> None:
         current = self.current_thinking()
