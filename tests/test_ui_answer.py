@@ -62,6 +62,25 @@ async def test_every_segment_of_a_streamed_answer_ends_up_frozen(tmp_path):
         assert "".join(f.source for f in frozen) == source  # none left live, waiting for a capture that never comes
 
 
+async def test_an_answer_removed_while_its_segments_wait_does_not_stop_later_captures(tmp_path):
+    app = build_app(tmp_path)
+    source = BLOCK * (3 * SEGMENT_CHARS // len(BLOCK))
+    async with app.run_test(size=(100, 40)) as pilot:
+        chat = app.query_one("#chat")
+        first = AnswerView()
+        await chat.mount(first)
+        with app.batch_update():  # nothing laid out: its segments are still waiting when it goes
+            await first.write(source)
+            await first.finish()
+            await first.remove()  # as /clear does
+        second = AnswerView()
+        await chat.mount(second)
+        await second.write(source)
+        await second.finish()
+        frozen = await _frozen_after_layout(pilot, second)
+        assert "".join(f.source for f in frozen) == source
+
+
 async def test_history_answer_is_segmented_the_same_way(tmp_path):
     app = build_app(tmp_path)
     source = BLOCK * (2 * SEGMENT_CHARS // len(BLOCK) + 2)

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import re
 import time
+import weakref
 from collections import deque
 from typing import TYPE_CHECKING
 
+from textual.app import App
 from textual.widget import Widget
 
 from tractui.ui.widgets.column import Column
@@ -34,39 +36,57 @@ class CaptureQueue:
 
     Capturing costs a few milliseconds a segment; with many waiting (a
     resumed session, a new width) all at once would freeze the screen. One
-    queue for the process, as the event loop is one: each run takes at most
-    ``share`` of a ``window`` and the next run comes a window later, so
-    waiting segments cost nothing until their turn.
+    queue per app, as its event loop is one: each run takes at most ``share``
+    of a ``window`` and the next run comes a window later, so waiting
+    segments cost nothing until their turn. The queue holds its app and
+    segments weakly and runs on the app's timers: a segment removed while
+    waiting (``/clear``) is dropped, and cannot stop the runs for the others.
     """
 
-    def __init__(self, window: float = 0.05, share: float = 0.3) -> None:
+    def __init__(self, app: App[object], window: float = 0.05, share: float = 0.3) -> None:
         self.window, self.allowed = window, window * share
-        self._waiting: deque[tuple[AnswerView, AnswerSegment, int]] = deque()
+        self._app = weakref.ref(app)
+        self._waiting: deque[tuple[weakref.ref[AnswerSegment], int]] = deque()
         self._scheduled = False
 
-    def add(self, view: AnswerView, segment: AnswerSegment, tries: int) -> None:
-        self._waiting.append((view, segment, tries))
-        if not self._scheduled:
-            self._scheduled = True
-            view.call_after_refresh(self._run)
+    @classmethod
+    def of(cls, app: App[object]) -> CaptureQueue:
+        queue = _QUEUES.get(app)
+        if queue is None:
+            queue = _QUEUES[app] = cls(app)
+        return queue
+
+    def add(self, segment: AnswerSegment, tries: int) -> None:
+        self._waiting.append((weakref.ref(segment), tries))
+        self._schedule(0)
+
+    def _schedule(self, delay: float) -> None:
+        app = self._app()
+        if self._scheduled or app is None:
+            return
+        self._scheduled = True
+        if delay:
+            app.set_timer(delay, self._run)
+        else:
+            app.call_after_refresh(self._run)
 
     def _run(self) -> None:
         deadline = time.perf_counter() + self.allowed
         for _ in range(len(self._waiting)):  # those re-queued by this run wait for the next
             if time.perf_counter() >= deadline:
                 break
-            view, segment, tries = self._waiting.popleft()
-            view.freeze(segment, tries)  # still scheduled: a segment it re-queues waits a window
+            ref, tries = self._waiting.popleft()
+            segment = ref()
+            view = None if segment is None else segment.parent
+            if isinstance(view, AnswerView):
+                view.freeze(segment, tries)  # type: ignore[arg-type]  # still scheduled: a re-queued segment waits a window
         self._scheduled = False
-        for view, _, _ in self._waiting:
-            if view.is_attached:
-                self._scheduled = True
-                view.set_timer(self.window, self._run)
-                return
-        self._waiting.clear()  # every view waiting was removed
+        self._waiting = deque((ref, tries) for ref, tries in self._waiting if (segment := ref()) is not None and segment.is_attached)
+        if self._waiting:
+            self._schedule(self.window)
 
 
-_CAPTURES = CaptureQueue()
+_QUEUES: weakref.WeakKeyDictionary[App[object], CaptureQueue] = weakref.WeakKeyDictionary()
 
 
 def safe_cut(text: str, start: int) -> int:
@@ -141,18 +161,19 @@ class AnswerView(Column):
             self._segment = None
 
     def _freeze_later(self, segment: AnswerSegment, tries: int = FREEZE_TRIES) -> None:
-        _CAPTURES.add(self, segment, tries)
+        CaptureQueue.of(self.app).add(segment, tries)
 
     def freeze(self, segment: AnswerSegment, tries: int) -> None:
         """Replace a finished segment, once it is laid out, by the lines it draws.
 
         A laid-out segment is as tall as its blocks measure; until then (a frame
-        may predate its last blocks, a new segment its first) it waits for a later turn.
+        may predate its last blocks, a new segment its first, a thawed segment
+        its mounting) it waits for a later turn.
         """
-        if not segment.is_mounted or segment is self._segment:
-            return
+        if segment.parent is not self or segment is self._segment:
+            return  # removed, or growing again
         width = self.content_region.width
-        laid_out = width and segment.children and segment.outer_size.width == width
+        laid_out = segment.is_mounted and width and segment.children and segment.outer_size.width == width
         if not laid_out or segment.outer_size.height != segment.get_content_height(self.content_region.size, self.app.size, width):
             if tries > 1:
                 self._freeze_later(segment, tries - 1)

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from textual.app import ComposeResult
 from textual.content import Content
-from textual.widgets import Markdown
+from textual.widgets import Label, Markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
-from tractui.ui.widgets.column import StackHeight
+from tractui.ui.widgets.column import LaidOut, StackHeight
 
 # Textual exports only some block classes; the rest are reached through Markdown.BLOCKS
 _QUOTE: type[MarkdownBlock] = Markdown.BLOCKS["blockquote_open"]
@@ -25,8 +26,20 @@ def _highlighted(code: str, language: str, ansi: bool, dark: bool) -> Content:
     return MarkdownFence.highlight(code, language, ansi=ansi, dark=dark)
 
 
+def _laid_out(block: type[MarkdownBlock]) -> type[MarkdownBlock]:
+    """``block`` sized by layout alone (see ``LaidOut``), under the same name for CSS."""
+    return type(block.__name__, (LaidOut, block), {"__doc__": block.__doc__})
+
+
+class CodeLabel(LaidOut, Label):
+    """The highlighted code inside a fence; it grows as a streamed fence does."""
+
+
 class Fence(StackHeight, MarkdownFence):
     """A code block, measured from its code alone (see ``column``)."""
+
+    def compose(self) -> ComposeResult:
+        yield CodeLabel(self._highlighted_code, id="code-content", expand=True)
 
     @classmethod
     def highlight(cls, code: str, language: str, ansi: bool = False, dark: bool = False) -> Content:
@@ -53,7 +66,7 @@ class AnswerSegment(StackHeight, Markdown):
     DEFAULT_CSS = "AnswerSegment { padding: 0; margin: 0; }"  # flush with the reply, as one Markdown would be
     BLANK = True  # only background of its own: see Column
     BLOCKS: dict[str, type[MarkdownBlock]] = {
-        **Markdown.BLOCKS,
+        **{name: _laid_out(block) for name, block in Markdown.BLOCKS.items()},
         "fence": Fence,
         "code_block": Fence,
         "blockquote_open": BlockQuote,

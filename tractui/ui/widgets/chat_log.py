@@ -17,8 +17,10 @@ from textual.layout import DockArrangeResult
 from textual.message import Message
 from textual.widget import Widget
 
+from tractui.ui.widgets.column import LaidOut
 
-class ChatLog(VerticalScroll):
+
+class ChatLog(LaidOut, VerticalScroll):
     can_focus = True
 
     class ScrolledPastTop(Message):

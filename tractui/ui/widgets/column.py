@@ -15,10 +15,26 @@ from typing import cast
 
 from textual.containers import Vertical
 from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widget import Widget
 
 
-class StackHeight:
+class LaidOut:
+    """Mixin for a widget whose virtual size comes only from a layout pass.
+
+    After each layout Textual stores every resized widget's new virtual size
+    through a reactive that asks for another layout. That second pass changes
+    nothing (the sizes came from the pass just done; a scroll container's
+    scrollbars ask for their own layout when they appear), yet it arranges
+    the whole screen again: each frame of a stream was laid out twice, and a
+    key pressed meanwhile waited for both. Growing widgets of a reply take
+    this mixin, listed before their widget class (see ``StackHeight``).
+    """
+
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+
+
+class StackHeight(LaidOut):
     """Mixin for a container whose children never depend on its height.
 
     Listed before the widget class and not a widget itself, so that the

@@ -13,18 +13,22 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from tractui.ui import format as fmt
-from tractui.ui.widgets.column import Column
+from tractui.ui.widgets.column import Column, LaidOut
 
 CHUNK_CHARS = 1500  # a chunk closes at the first paragraph break after this many characters
 
 
-class ThinkingHeader(Static):
+class ThinkingHeader(LaidOut, Static):
     """The one-line header; clicking it folds or unfolds its block."""
 
     def on_click(self) -> None:
         parent = self.parent
         if isinstance(parent, ThinkingView):
             parent.toggle_fold()
+
+
+class ThinkingChunk(LaidOut, Static):
+    """A run of thinking paragraphs; the last one grows with the stream."""
 
 
 class ThinkingView(Column):
@@ -37,7 +41,7 @@ class ThinkingView(Column):
         self._started = clock()
         self._pieces: list[str] = []
         self._open = ""  # the chunk still growing
-        self._last: Static | None = None
+        self._last: ThinkingChunk | None = None
         self.tokens = 0
         self._closed_tokens = 0
         self.elapsed = elapsed
@@ -69,7 +73,7 @@ class ThinkingView(Column):
             return
         self._pieces.append(text)
         self._open += text
-        fresh: list[Static] = []
+        fresh: list[ThinkingChunk] = []
         if len(self._open) > CHUNK_CHARS:
             cut = self._open.rfind("\n\n")
             if cut > 0:
@@ -90,8 +94,8 @@ class ThinkingView(Column):
         self.tokens = self._closed_tokens + self._count(self._open)
         self.refresh_header()
 
-    def _chunk(self, text: str) -> Static:
-        widget = Static(markup=False, classes="thinking-text")
+    def _chunk(self, text: str) -> ThinkingChunk:
+        widget = ThinkingChunk(markup=False, classes="thinking-text")
         self._show(widget, text)
         return widget
 
