@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from loopback import error, sse
+from loopback import encode_sse, error, sse
 from ui_support import FakeClock, stalled, build_app, chat_stream, loop_config, screen_text, settle, type_line, wait_for
 
 from tractui.core.tokens import count_tokens
 from tractui.ui.widgets.answer import AnswerView
 from tractui.ui.widgets.footer import GaugeFooter
 from tractui.ui.widgets.frozen import capture
-from tractui.ui.widgets.message import AssistantMessage, StatusLine
+from tractui.ui.widgets.message import AssistantMessage, StatusLine, ToolCallLine
 from tractui.ui.widgets.thinking import ThinkingView
 
 SIZE = (100, 40)
@@ -165,3 +165,30 @@ async def test_hidden_thinking_still_says_the_model_is_thinking(tmp_path, loopba
         await pilot.press("escape")
         await settle(pilot)
         assert "Thinking…" not in screen_text(app) and "Thought" not in screen_text(app)
+
+
+async def test_a_tool_call_shows_as_one_inert_line_live_and_when_resumed(tmp_path, loopback):
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "loop-model"}
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather\x1b[2J", "arguments": ""}}
+    chunks = [
+        {**base, "choices": [{"index": 0, "delta": {"content": "Let me look."}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "Oslo"}'}}]}, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    loopback.add(sse(encode_sse(chunks)))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "weather in Oslo?")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "⚙ tool call: get_weather" in shown and "[2J" not in shown and "\x1b" not in shown
+        assert shown.index("Let me look.") < shown.index("⚙ tool call")
+        session = app.conversation.session_id
+
+    resumed = build_app(tmp_path)
+    resumed.conversation.open_session(session)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert len(resumed.query(ToolCallLine)) == 1
+        assert "⚙ tool call: get_weather" in screen_text(resumed) and "[2J" not in screen_text(resumed)
