@@ -77,16 +77,20 @@ class CaptureQueue:
                 break
             ref, tries = self._waiting.popleft()
             segment = ref()
-            view = None if segment is None else segment.parent
-            if isinstance(view, AnswerView):
-                view.freeze(segment, tries)  # type: ignore[arg-type]  # still scheduled: a re-queued segment waits a window
+            if segment is not None and isinstance(segment.parent, AnswerView):
+                segment.parent.freeze(segment, tries)  # still scheduled: a re-queued segment waits a window
         self._scheduled = False
-        self._waiting = deque((ref, tries) for ref, tries in self._waiting if (segment := ref()) is not None and segment.is_attached)
+        self._waiting = deque(entry for entry in self._waiting if _attached(entry[0]))
         if self._waiting:
             self._schedule(self.window)
 
 
 _QUEUES: weakref.WeakKeyDictionary[App[object], CaptureQueue] = weakref.WeakKeyDictionary()
+
+
+def _attached(ref: weakref.ref[AnswerSegment]) -> bool:
+    segment = ref()
+    return segment is not None and segment.is_attached
 
 
 def safe_cut(text: str, start: int) -> int:

@@ -60,18 +60,22 @@ class OrderedList(StackHeight, _NUMBERS):  # type: ignore[misc, valid-type]
     """A numbered list, measured from its items alone."""
 
 
+_OWN_BLOCKS: dict[str, type[MarkdownBlock]] = {
+    "fence": Fence,
+    "code_block": Fence,
+    "blockquote_open": BlockQuote,
+    "bullet_list_open": BulletList,
+    "ordered_list_open": OrderedList,
+}
+
+
 class AnswerSegment(StackHeight, Markdown):
     """One run of blocks of the answer."""
 
     DEFAULT_CSS = "AnswerSegment { padding: 0; margin: 0; }"  # flush with the reply, as one Markdown would be
     BLANK = True  # only background of its own: see Column
     BLOCKS: dict[str, type[MarkdownBlock]] = {
-        **{name: _laid_out(block) for name, block in Markdown.BLOCKS.items()},
-        "fence": Fence,
-        "code_block": Fence,
-        "blockquote_open": BlockQuote,
-        "bullet_list_open": BulletList,
-        "ordered_list_open": OrderedList,
+        name: _OWN_BLOCKS.get(name) or _laid_out(block) for name, block in Markdown.BLOCKS.items()
     }
 
     def __init__(self, text: str = "") -> None:
