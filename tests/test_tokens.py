@@ -251,7 +251,7 @@ def test_loading_writes_no_cache_and_survives_an_unusable_cache_folder(monkeypat
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(blocker / "cache"))  # cannot be created
     tokens.clear_cache()
     assert count_tokens("hello world", "gpt-4") == 2
-    assert os.environ["TIKTOKEN_CACHE_DIR"] == str(blocker / "cache")  # restored after loading
+    assert os.environ["TIKTOKEN_CACHE_DIR"] == str(blocker / "cache")  # left as it was: the loader never touches it
     writable = tmp_path / "cache"
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(writable))
     tokens.clear_cache()
