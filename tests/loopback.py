@@ -25,7 +25,11 @@ Responses (``Reply``) are served in queue order, one per request:
   (largest piece, bytes), ``cut_after`` (close the connection after N body bytes,
   leaving the chunked body incomplete, so the client sees a cut), ``stall_after``
   + ``stall`` (stop sending for ``stall`` seconds after N body bytes),
-  ``pace`` (seconds between writes), ``headers``, ``status``.
+  ``pace`` (one write every ``pace`` seconds, on a fixed schedule: a client that
+  falls behind finds the stream waiting in its socket, as with a real provider,
+  instead of slowing the sender down), ``rate`` (bytes per second, on the same kind
+  of schedule: each write is due when the bytes before it would have gone out at
+  this rate), ``headers``, ``status``.
 * A callable ``fn(request) -> Reply`` (sync or async) builds the reply from the
   recorded request: scripted multi-turn conversations, compaction tests.
 
@@ -84,6 +88,7 @@ class Reply:
     stall_after: int | None = None
     stall: float = 0.0
     pace: float = 0.0
+    rate: float = 0.0
 
 
 Handler = Callable[[Request], Reply | Awaitable[Reply]]
@@ -275,6 +280,8 @@ class LoopbackServer:
         await writer.drain()
         body = reply.body
         sent = 0
+        loop = asyncio.get_running_loop()
+        start = due = loop.time()
         for piece in _pieces(body, reply.seed, reply.max_chunk, (reply.cut_after, reply.stall_after)):
             if reply.stall_after is not None and sent == reply.stall_after:
                 await asyncio.sleep(reply.stall)
@@ -283,8 +290,9 @@ class LoopbackServer:
             writer.write(b"%x\r\n%b\r\n" % (len(piece), piece))
             await writer.drain()
             sent += len(piece)
-            if reply.pace:
-                await asyncio.sleep(reply.pace)
+            if reply.pace or reply.rate:
+                due = due + reply.pace if reply.pace else start + sent / reply.rate
+                await asyncio.sleep(max(0.0, due - loop.time()))
         if reply.stall_after is not None and sent == reply.stall_after:
             await asyncio.sleep(reply.stall)
         if reply.cut_after is not None and sent >= reply.cut_after:

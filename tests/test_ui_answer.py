@@ -39,11 +39,12 @@ async def test_long_streamed_answer_is_segmented_and_complete(tmp_path):
         assert isinstance(growing, AnswerSegment) and len(growing.query("MarkdownFence")) == growing.source.count("```python") > 0
         await message.finish()
         await pilot.pause()
-        segments = list(answer.children)  # live or already frozen: each keeps its source
-        assert len(segments) >= 3
-        assert "".join(s.source for s in segments) == source == answer.text
-        for segment in segments:
-            assert segment.source.count("```") % 2 == 0
+        # live or already frozen: each segment keeps its source
+        sources = _sources(answer)
+        assert len(sources) >= 3
+        assert "".join(sources) == source == answer.text
+        for part in sources:
+            assert part.count("```") % 2 == 0
 
 
 async def test_every_segment_of_a_streamed_answer_ends_up_frozen(tmp_path):
@@ -88,8 +89,13 @@ async def test_history_answer_is_segmented_the_same_way(tmp_path):
         view = AnswerView(source)
         await app.query_one("#chat").mount(view)
         await pilot.pause()
-        segments = list(view.children)
-        assert len(segments) >= 2 and "".join(s.source for s in segments) == source
+        sources = _sources(view)
+        assert len(sources) >= 2 and "".join(sources) == source
+
+
+def _sources(view: AnswerView) -> list[str]:
+    """The source of each segment, live or frozen (a frozen widget draws a run of them)."""
+    return [part for s in view.children for part in (s.sources if isinstance(s, FrozenSegment) else [s.source])]
 
 
 async def _frozen_after_layout(pilot, view: AnswerView) -> list[FrozenSegment]:
@@ -117,7 +123,8 @@ async def test_finished_segments_are_frozen_to_the_lines_one_markdown_would_draw
         await chat.mount(view)
         await chat.mount(reference)
         frozen = await _frozen_after_layout(pilot, view)
-        assert len(frozen) >= 3 and "".join(f.source for f in frozen) == source
+        assert len(frozen) == 1 and len(frozen[0].sources) >= 3  # one widget draws the whole run of segments
+        assert frozen[0].source == source
         assert not view.query("MarkdownBlock")  # the blocks' widgets are gone, not just hidden
         assert [line for f in frozen for line in f.lines] == _reference_lines(pilot, reference)
         assert sum(f.outer_size.height for f in frozen) == view.size.height == reference.outer_size.height
@@ -125,6 +132,7 @@ async def test_finished_segments_are_frozen_to_the_lines_one_markdown_would_draw
         await pilot.resize_terminal(50, 40)  # a new width: captured again at that width
         await pilot.pause()
         frozen = await _frozen_after_layout(pilot, view)
+        assert len(frozen) == 1 and len(frozen[0].sources) >= 3  # thawed segment by segment, frozen again as one
         assert {f.captured_width for f in frozen} == {view.content_region.width}
         assert [line for f in frozen for line in f.lines] == _reference_lines(pilot, reference)
         assert max(len(line) for f in frozen for line in f.lines) <= 50
@@ -192,3 +200,62 @@ async def test_a_link_in_a_frozen_segment_opens_when_clicked(tmp_path):
         await pilot.pause()
         await pilot.click(frozen, offset=(x, y))
         assert opened == ["https://example.com/docs"]
+
+
+INLINE = "Plain words only.\n\nOr `items.reverse()` in place. **Both** are *fine*, ~~slow~~ is not.\n\n> A quote with `code` too.\n\n- a list with **bold**\n"
+
+
+def _styled(lines: list) -> list[tuple[str, object]]:
+    return [(segment.text, segment.style) for strip in lines for segment in strip if segment.text.strip()]
+
+
+async def test_inline_styles_resolved_when_drawn_match_a_plain_markdown_in_every_theme(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        chat = app.query_one("#chat")
+        live = AnswerSegment(INLINE)  # a live segment, never frozen: its blocks are restyled in place
+        reference = Markdown(INLINE)
+        reference.styles.padding = 0
+        await chat.mount(live)
+        await chat.mount(reference)
+        await pilot.pause()
+        plain, styled = live.query("MarkdownParagraph")[:2]
+        dark = _styled(capture(live))
+        assert dark == _styled(capture(reference))
+        assert not plain._component_styles  # drawn, but its text asks for no inline style: none resolved
+        assert set(styled._component_styles) == {"code_inline", "strong", "em", "s"}
+        code = next(style for text, style in dark if text == "items.reverse()")
+        assert code.bgcolor is not None
+        app.theme = "tractui-light"
+        await pilot.pause()
+        light = _styled(capture(live))
+        assert light == _styled(capture(reference))
+        assert next(style for text, style in light if text == "items.reverse()").bgcolor != code.bgcolor
+
+
+async def test_the_segments_of_one_answer_are_captured_in_order(tmp_path):
+    captured: list[str] = []
+    late: set[str] = set()
+
+    class Slow(AnswerView):
+        def freeze(self, segment: AnswerSegment) -> bool:
+            if segment.source in late:  # not laid out yet, for a few turns
+                late.discard(segment.source)
+                return False
+            done = super().freeze(segment)
+            if done:
+                captured.append(segment.source)
+            return done
+
+    app = build_app(tmp_path)
+    source = BLOCK * (3 * SEGMENT_CHARS // len(BLOCK) + 2)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = Slow()
+        await app.query_one("#chat").mount(view)
+        with app.batch_update():
+            await view.write(source)
+            await view.finish()
+            late.add(view.children[0].source)  # type: ignore[attr-defined]
+        frozen = await _frozen_after_layout(pilot, view)
+        assert len(captured) >= 3 and "".join(captured) == source  # the first waited, and the others after it
+        assert len(frozen) == 1 and frozen[0].source == source

@@ -5,8 +5,9 @@ is re-parsed on each append. The app batches fragments per frame and awaits
 each append, so the display sets the pace: a fast stream waits in the socket,
 never in a backlog that would be drawn long after the last token. A long answer is cut into segments at block boundaries
 (a blank line outside a code fence). A closed segment, once laid out, is
-replaced by the lines it drew (``FrozenSegment``), so each frame lays out only
-the growing segment, not hundreds of finished block widgets, and the blocks'
+replaced by the lines it drew, added to the ``FrozenSegment`` just before it
+when there is one, so each frame lays out only the growing segment and one
+widget for the rest, not hundreds of finished block widgets, and the blocks'
 widgets are freed.
 """
 
@@ -38,9 +39,11 @@ class CaptureQueue:
     resumed session, a new width) all at once would freeze the screen. One
     queue per app, as its event loop is one: each run takes at most ``share``
     of a ``window`` and the next run comes a window later, so waiting
-    segments cost nothing until their turn. The queue holds its app and
-    segments weakly and runs on the app's timers: a segment removed while
-    waiting (``/clear``) is dropped, and cannot stop the runs for the others.
+    segments cost nothing until their turn. The segments of one answer are
+    captured in order, so that each joins the frozen lines just before it.
+    The queue holds its app and segments weakly and runs on the app's
+    timers: a segment removed while waiting (``/clear``) is dropped, and
+    cannot stop the runs for the others.
     """
 
     def __init__(self, app: App[object], window: float = 0.05, share: float = 0.3) -> None:
@@ -56,8 +59,8 @@ class CaptureQueue:
             queue = _QUEUES[app] = cls(app)
         return queue
 
-    def add(self, segment: AnswerSegment, tries: int) -> None:
-        self._waiting.append((weakref.ref(segment), tries))
+    def add(self, segment: AnswerSegment) -> None:
+        self._waiting.append((weakref.ref(segment), FREEZE_TRIES))
         self._schedule(0)
 
     def _schedule(self, delay: float) -> None:
@@ -72,13 +75,21 @@ class CaptureQueue:
 
     def _run(self) -> None:
         deadline = time.perf_counter() + self.allowed
+        behind: set[AnswerView] = set()  # views whose earlier segment waits: theirs are captured in order
         for _ in range(len(self._waiting)):  # those re-queued by this run wait for the next
             if time.perf_counter() >= deadline:
                 break
             ref, tries = self._waiting.popleft()
             segment = ref()
-            if segment is not None and isinstance(segment.parent, AnswerView):
-                segment.parent.freeze(segment, tries)  # still scheduled: a re-queued segment waits a window
+            view = segment.parent if segment is not None else None
+            if not isinstance(view, AnswerView):
+                continue  # removed meanwhile
+            if view in behind:
+                self._waiting.append((ref, tries))
+            elif not view.freeze(segment):
+                behind.add(view)
+                if tries > 1:
+                    self._waiting.append((ref, tries - 1))
         self._scheduled = False
         self._waiting = deque(entry for entry in self._waiting if _attached(entry[0]))
         if self._waiting:
@@ -164,30 +175,38 @@ class AnswerView(Column):
             self._freeze_later(self._segment)
             self._segment = None
 
-    def _freeze_later(self, segment: AnswerSegment, tries: int = FREEZE_TRIES) -> None:
-        CaptureQueue.of(self.app).add(segment, tries)
+    def _freeze_later(self, segment: AnswerSegment) -> None:
+        CaptureQueue.of(self.app).add(segment)
 
-    def freeze(self, segment: AnswerSegment, tries: int) -> None:
-        """Replace a finished segment, once it is laid out, by the lines it draws.
+    def freeze(self, segment: AnswerSegment) -> bool:
+        """Replace a finished segment, once it is laid out, by the lines it draws;
+        False while it is not laid out yet.
 
         A laid-out segment is as tall as its blocks measure; until then (a frame
         may predate its last blocks, a new segment its first, a thawed segment
-        its mounting) it waits for a later turn.
+        its mounting) it waits. Its lines join those of the frozen segment just
+        before it, if any: one widget for each run of finished segments, so one
+        to lay out each frame however long the answer.
         """
         if segment.parent is not self or segment is self._segment:
-            return  # removed, or growing again
+            return True  # removed, or growing again
         width = self.content_region.width
         laid_out = segment.is_mounted and width and segment.children and segment.outer_size.width == width
         if not laid_out or segment.outer_size.height != segment.get_content_height(self.content_region.size, self.app.size, width):
-            if tries > 1:
-                self._freeze_later(segment, tries - 1)
-            return
+            return False
         if any(block.is_scrollable and block.max_scroll_x > 0 for block in segment.walk_children(Widget)):
-            return  # code wider than the view scrolls sideways: only a live segment can
+            return True  # code wider than the view scrolls sideways: only a live segment can
         from tractui.ui.widgets.frozen import FrozenSegment, capture
 
-        self.mount(FrozenSegment(capture(segment), width, segment.source), before=segment)
+        frozen = FrozenSegment(capture(segment), width, segment.source)
+        place = self.children.index(segment)
+        previous = self.children[place - 1] if place else None
+        if isinstance(previous, FrozenSegment) and previous.captured_width == width:
+            previous.extend(frozen)
+        else:
+            self.mount(frozen, before=segment)
         segment.remove()
+        return True
 
     def thaw(self) -> None:
         """Draw the finished segments from their Markdown again, to be captured anew:
@@ -196,10 +215,11 @@ class AnswerView(Column):
         from tractui.ui.widgets.frozen import FrozenSegment
 
         for frozen in self.query_children(FrozenSegment):
-            segment = AnswerSegment(frozen.source)
-            self.mount(segment, before=frozen)
+            segments = [AnswerSegment(source) for source in frozen.sources]
+            self.mount_all(segments, before=frozen)
             frozen.remove()
-            self._freeze_later(segment)
+            for segment in segments:
+                self._freeze_later(segment)
 
     def on_resize(self) -> None:
         width = self.size.width

@@ -1,10 +1,12 @@
-"""A finished run of answer blocks, shown as the lines it rendered to.
+"""Finished runs of answer blocks, shown as the lines they rendered to.
 
-Textual lays out every displayed widget on every layout pass, so a long
-answer made of hundreds of Markdown block widgets makes each frame slower
-than the last. Once a segment is finished its lines never change (until the
-width or theme does), so they are captured once and drawn by this single
-widget, which keeps the Markdown source to be drawn and captured again.
+Textual lays out every widget of the screen on every layout pass, visible or
+not, so a long answer made of hundreds of Markdown block widgets makes each
+frame slower than the last. Once a segment is finished its lines never change
+(until the width or theme does), so they are captured once and drawn by a
+single widget; consecutive captured segments share one, so a whole answer
+costs a layout pass one widget. It keeps each segment's Markdown source, to
+be drawn and captured again.
 
 The lines are kept as plain lists of segments and made into strips only when
 drawn: a ``Strip`` carries a dozen caches, and thousands of them kept alive
@@ -44,8 +46,20 @@ class FrozenSegment(Widget):
         self._rows = [(list(strip), strip.cell_length) for strip in strips]
         self._lines = [strip.text.rstrip() for strip in strips]
         self.captured_width = width
-        self.source = source
+        self.sources = [source]  # one per captured segment, each drawn again on its own when thawed
         self._selected: LRUCache[int, Strip] = LRUCache(256)
+
+    def extend(self, other: FrozenSegment) -> None:
+        """Take on the lines and sources of ``other``, which follows it at the same width."""
+        self._rows += other._rows
+        self._lines += other._lines
+        self.sources += other.sources
+        self.refresh(layout=True)
+
+    @property
+    def source(self) -> str:
+        """The Markdown of all its segments."""
+        return "".join(self.sources)
 
     @property
     def lines(self) -> list[str]:
