@@ -23,6 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from tractui.ui.launch import set_frame_rate, tune_gc  # noqa: E402
+
+set_frame_rate()  # as `tractui` does, before Textual is imported
+
 from textual import events  # noqa: E402
 from ui_support import DEMO, FakeClock, screen_text, wait_for  # noqa: E402
 
@@ -32,7 +36,6 @@ from tractui.providers.demo import DemoProvider  # noqa: E402
 from tractui.session import Conversation  # noqa: E402
 from tractui.store.history import HistoryStore  # noqa: E402
 from tractui.ui.app import TractApp  # noqa: E402
-from tractui.ui.launch import tune_gc  # noqa: E402
 from tractui.ui.widgets.chat_log import ChatLog  # noqa: E402
 from tractui.ui.widgets.earlier import EarlierMessages  # noqa: E402
 from tractui.ui.widgets.message import UserMessage  # noqa: E402

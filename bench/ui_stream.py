@@ -27,13 +27,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from tractui.ui.launch import set_frame_rate, tune_gc  # noqa: E402
+
+set_frame_rate()  # as `tractui` does, before Textual is imported
+
 from loopback import LoopbackServer, sse  # noqa: E402
 from textual import events  # noqa: E402
 from ui_support import build_app, chat_stream, loop_config, settle, type_line, wait_for  # noqa: E402
 
 from tractui.core.events import TextDelta, ThinkingDelta  # noqa: E402
 from tractui.core.tokens import get_encoding  # noqa: E402
-from tractui.ui.launch import tune_gc  # noqa: E402
 from tractui.ui.render import ReplyRenderer  # noqa: E402
 from tractui.ui.widgets.message import AssistantMessage  # noqa: E402
 

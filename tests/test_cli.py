@@ -1,3 +1,4 @@
+import os
 import subprocess
 import sys
 
@@ -12,3 +13,24 @@ def test_version_prints_the_package_version():
 def test_help_lists_print_mode():
     out = subprocess.run([sys.executable, "-m", "tractui.cli", "--help"], capture_output=True, text=True, check=True)
     assert "-p PROMPT" in out.stdout
+
+
+def _update_period(env: dict[str, str]) -> float:
+    code = (
+        "from tractui.ui.launch import set_frame_rate; set_frame_rate(); "
+        "import textual.screen as s; print(s.UPDATE_PERIOD)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return float(done.stdout)
+
+
+def test_the_app_updates_the_screen_up_to_120_times_a_second_unless_told_otherwise():
+    env = {k: v for k, v in os.environ.items() if k != "TEXTUAL_FPS"}
+    assert _update_period(env) == 1 / 120  # Textual alone: 1/60
+    assert _update_period({**env, "TEXTUAL_FPS": "30"}) == 1 / 30  # the user's own setting stands
+
+
+def test_the_command_line_imports_no_textual_before_the_frame_rate_is_set():
+    code = "import sys, tractui.cli, tractui.ui.launch, tractui.startup; print(any(m.startswith('textual') for m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

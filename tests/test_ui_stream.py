@@ -5,6 +5,7 @@ from __future__ import annotations
 from loopback import encode_sse, error, sse
 from ui_support import FakeClock, stalled, build_app, chat_stream, loop_config, screen_text, settle, type_line, wait_for
 
+from tractui.core.events import ThinkingDelta
 from tractui.core.tokens import count_tokens
 from tractui.ui.widgets.answer import AnswerView
 from tractui.ui.widgets.footer import GaugeFooter
@@ -192,3 +193,36 @@ async def test_a_tool_call_shows_as_one_inert_line_live_and_when_resumed(tmp_pat
         await settle(pilot)
         assert len(resumed.query(ToolCallLine)) == 1
         assert "⚙ tool call: get_weather" in screen_text(resumed) and "[2J" not in screen_text(resumed)
+
+
+async def test_a_key_typed_during_a_stream_is_painted_before_the_next_frame_of_the_reply(tmp_path, loopback):
+    loopback.add(stalled(chat_stream(["pondering"], [], usage=None, finish=False)))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "go")
+        await wait_for(pilot, lambda: app.renderer is not None and bool(app.query(ThinkingView)))
+        renderer = app.renderer
+        assert renderer is not None
+        order: list[str] = []
+        painted, flush = app._painted, renderer.flush
+
+        async def paint() -> None:
+            order.append("paint")
+            await painted()
+
+        async def show() -> None:
+            order.append("flush")
+            await flush()
+
+        app._painted, renderer.flush = paint, show  # type: ignore[method-assign]
+        await pilot.press("x")
+        renderer.feed(ThinkingDelta(" more"))
+        await app._frame()
+        assert order == ["paint", "flush", "paint"]  # the key first, then the reply's frame
+        order.clear()
+        renderer.feed(ThinkingDelta(" and more"))
+        await app._frame()
+        assert order == ["flush", "paint"]  # nothing typed: the frame alone
+        assert app.query_one("#input").text == "x"
+        await pilot.press("escape")
+        await settle(pilot)

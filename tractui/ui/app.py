@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Static, TextArea
@@ -92,6 +92,7 @@ class TractApp(App[int]):
         self._last_gauge = 0.0
         self._quit_armed = -1e9
         self._frame_lock = asyncio.Lock()
+        self._input_unshown = False  # a key or click came since the last stream frame
         self.totals = Totals()
         self.editing = False
         self.host = CommandHost(self)
@@ -152,6 +153,11 @@ class TractApp(App[int]):
         self.call_after_refresh(self._after_first_frame)
         self.set_interval(1.0, self._tick)
         self.watch(self.query_one(ChatLog), "scroll_y", self._scrolled, init=False)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
+            self._input_unshown = True
+        await super().on_event(event)
 
     def _scrolled(self) -> None:
         if self.query_one(ChatLog).following:
@@ -360,6 +366,9 @@ class TractApp(App[int]):
             if renderer is None:
                 return
             if renderer.pending:
+                if self._input_unshown:  # what the user did is painted first, not after this frame's layout
+                    self._input_unshown = False
+                    await self._painted()
                 with self.batch_update():
                     await renderer.flush()
                 await self._painted()
