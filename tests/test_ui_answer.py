@@ -94,8 +94,9 @@ async def test_history_answer_is_segmented_the_same_way(tmp_path):
 
 
 def _sources(view: AnswerView) -> list[str]:
-    """The source of each segment, live or frozen (a frozen widget draws a run of them)."""
-    return [part for s in view.children for part in (s.sources if isinstance(s, FrozenSegment) else [s.source])]
+    """The source of each segment on screen, live or frozen (a frozen widget draws a run of them)."""
+    shown = [s for s in view.children if s.display]  # a captured segment is hidden at once, removed soon after
+    return [part for s in shown for part in (s.sources if isinstance(s, FrozenSegment) else [s.source])]
 
 
 async def _frozen_after_layout(pilot, view: AnswerView) -> list[FrozenSegment]:

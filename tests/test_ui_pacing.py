@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from tractui.ui.launch import GC_YOUNG, tune_gc
+from tractui.ui.launch import GC_MIDDLE, GC_OLD, GC_YOUNG, tune_gc
 from tractui.ui.pacing import FrameBudget, FrameBudgets
 
 
@@ -60,11 +60,11 @@ def test_a_mixed_frame_is_full_by_shares_and_teaches_the_kind_that_filled_it():
     assert budgets.of("text").chars < 1000 and budgets.of("thinking").chars == 10_000
 
 
-def test_tune_gc_collects_young_objects_less_often_and_freezes_what_start_up_loaded():
+def test_tune_gc_collects_less_often_in_shorter_pauses_and_freezes_what_start_up_loaded():
     threshold = gc.get_threshold()
     try:
         tune_gc()
-        assert gc.get_threshold()[0] == GC_YOUNG
+        assert gc.get_threshold() == (GC_YOUNG, GC_MIDDLE, GC_OLD)
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()

@@ -70,18 +70,24 @@ def set_frame_rate() -> None:
 
 
 GC_YOUNG = 10_000  # allocations between young collections (Python's default: 700)
+GC_MIDDLE = 5  # young collections between middle ones (default 10)
+GC_OLD = 20  # middle collections between full ones (default 10): full ones stay as rare
 
 
 def tune_gc() -> None:
-    """Collect garbage less often, and never scan what start-up loaded.
+    """Collect garbage less often, in shorter pauses, and never scan what start-up loaded.
 
     A streaming reply allocates fast (Markdown blocks, strips, events): with
     the default threshold the collector ran about 1,500 times during a 20,000
     token reply, 2 s in all with pauses up to 0.3 s, each a frozen screen.
-    Imported modules and the objects made so far live as long as the process:
-    frozen, full collections no longer walk them.
+    With young collections every 10,000 allocations, a middle collection
+    every 10 of them scanned up to 100,000 survivors: 40-50 ms, a key typed
+    meanwhile waited for it. Every 5 halves that pause for the same total;
+    full collections keep their pace (every 100 young ones). Imported
+    modules and the objects made so far live as long as the process: frozen,
+    full collections no longer walk them.
     """
-    gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
+    gc.set_threshold(GC_YOUNG, GC_MIDDLE, GC_OLD)
     gc.freeze()
 
 

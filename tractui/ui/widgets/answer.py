@@ -200,11 +200,12 @@ class AnswerView(Column):
 
         frozen = FrozenSegment(capture(segment), width, segment.source)
         place = self.children.index(segment)
-        previous = self.children[place - 1] if place else None
+        previous = next((child for child in reversed(self.children[:place]) if child.display), None)  # past captured ones
         if isinstance(previous, FrozenSegment) and previous.captured_width == width:
             previous.extend(frozen)
         else:
             self.mount(frozen, before=segment)
+        segment.display = False  # its lines are drawn by the frozen widget from now on, not after its removal
         segment.remove()
         return True
 
