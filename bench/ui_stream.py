@@ -196,6 +196,8 @@ async def keystrokes(tmp: Path, answer: str, keys: int = 100) -> tuple[list[tupl
                 t0 = time.perf_counter()
                 app._driver.send_message(events.Key("z", "z"))
                 while not any(length > before for _, length in shown[seen:]):
+                    if time.perf_counter() - t0 > 5:
+                        raise RuntimeError("a key typed 5 s ago is still not drawn in the prompt")
                     await asyncio.sleep(0.001)
                 on_screen = next(at for at, length in shown[seen:] if length > before)
                 part = "answer" if app.query(AssistantMessage)[-1].answer_text else "thinking"

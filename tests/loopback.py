@@ -29,7 +29,8 @@ Responses (``Reply``) are served in queue order, one per request:
   falls behind finds the stream waiting in its socket, as with a real provider,
   instead of slowing the sender down), ``rate`` (bytes per second, on the same kind
   of schedule: each write is due when the bytes before it would have gone out at
-  this rate), ``headers``, ``status``.
+  this rate; ``pace`` wins if both are given; a stall shifts the schedule by its
+  length), ``headers``, ``status``.
 * A callable ``fn(request) -> Reply`` (sync or async) builds the reply from the
   recorded request: scripted multi-turn conversations, compaction tests.
 
@@ -285,6 +286,7 @@ class LoopbackServer:
         for piece in _pieces(body, reply.seed, reply.max_chunk, (reply.cut_after, reply.stall_after)):
             if reply.stall_after is not None and sent == reply.stall_after:
                 await asyncio.sleep(reply.stall)
+                start, due = start + reply.stall, due + reply.stall  # no burst to catch up after the stall
             if reply.cut_after is not None and sent >= reply.cut_after:
                 return  # connection closes with the chunked body incomplete
             writer.write(b"%x\r\n%b\r\n" % (len(piece), piece))

@@ -60,7 +60,7 @@ async def test_every_segment_of_a_streamed_answer_ends_up_frozen(tmp_path):
             await message.finish()
             await asyncio.sleep(0.2)  # the capture queue runs, finds nothing laid out, and must wait
         frozen = await _frozen_after_layout(pilot, answer)
-        assert "".join(f.source for f in frozen) == source  # none left live, waiting for a capture that never comes
+        assert "".join(part for f in frozen for part in f.sources) == source  # none left live, waiting for a capture that never comes
 
 
 async def test_an_answer_removed_while_its_segments_wait_does_not_stop_later_captures(tmp_path):
@@ -79,7 +79,7 @@ async def test_an_answer_removed_while_its_segments_wait_does_not_stop_later_cap
         await second.write(source)
         await second.finish()
         frozen = await _frozen_after_layout(pilot, second)
-        assert "".join(f.source for f in frozen) == source
+        assert "".join(part for f in frozen for part in f.sources) == source
 
 
 async def test_history_answer_is_segmented_the_same_way(tmp_path):
@@ -125,7 +125,7 @@ async def test_finished_segments_are_frozen_to_the_lines_one_markdown_would_draw
         await chat.mount(reference)
         frozen = await _frozen_after_layout(pilot, view)
         assert len(frozen) == 1 and len(frozen[0].sources) >= 3  # one widget draws the whole run of segments
-        assert frozen[0].source == source
+        assert "".join(frozen[0].sources) == source
         assert not view.query("MarkdownBlock")  # the blocks' widgets are gone, not just hidden
         assert [line for f in frozen for line in f.lines] == _reference_lines(pilot, reference)
         assert sum(f.outer_size.height for f in frozen) == view.size.height == reference.outer_size.height
@@ -259,4 +259,27 @@ async def test_the_segments_of_one_answer_are_captured_in_order(tmp_path):
             late.add(view.children[0].source)  # type: ignore[attr-defined]
         frozen = await _frozen_after_layout(pilot, view)
         assert len(captured) >= 3 and "".join(captured) == source  # the first waited, and the others after it
-        assert len(frozen) == 1 and frozen[0].source == source
+        assert len(frozen) == 1 and "".join(frozen[0].sources) == source
+
+
+async def test_thawing_twice_before_the_first_thaw_is_done_draws_the_answer_once(tmp_path):
+    app = build_app(tmp_path)
+    source = BLOCK * (3 * SEGMENT_CHARS // len(BLOCK) + 2)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = AnswerView(source)
+        await app.query_one("#chat").mount(view)
+        await _frozen_after_layout(pilot, view)
+        view.thaw()  # a new width and a new theme in one go
+        view.thaw()
+        frozen = await _frozen_after_layout(pilot, view)
+        assert "".join(_sources(view)) == source
+        assert "".join(part for f in frozen for part in f.sources) == source
+
+
+def test_the_textual_internals_drawn_components_rely_on_are_still_there():
+    from textual.css.stylesheet import Stylesheet
+    from textual.widgets.markdown import MarkdownBlock
+
+    # DrawnComponents stands in for the stylesheet's eager resolution of these
+    assert MarkdownBlock._get_component_classes() == {"em", "strong", "s", "code_inline"}
+    assert callable(getattr(Stylesheet, "_process_component_classes", None))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 
 from tractui.ui.launch import GC_MIDDLE, GC_OLD, GC_YOUNG, tune_gc
 from tractui.ui.pacing import FrameBudget, FrameBudgets
@@ -64,7 +65,9 @@ def test_tune_gc_collects_less_often_in_shorter_pauses_and_freezes_what_start_up
     threshold = gc.get_threshold()
     try:
         tune_gc()
-        assert gc.get_threshold() == (GC_YOUNG, GC_MIDDLE, GC_OLD)
+        if sys.version_info < (3, 14):
+            assert gc.get_threshold() == (GC_YOUNG, GC_MIDDLE, GC_OLD)
+        assert gc.get_threshold()[0] == GC_YOUNG
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()

@@ -155,7 +155,7 @@ class TractApp(App[int]):
         self.watch(self.query_one(ChatLog), "scroll_y", self._scrolled, init=False)
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
+        if isinstance(event, (events.Key, events.Paste, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
             self._input_unshown = True
         await super().on_event(event)
 
@@ -326,6 +326,7 @@ class TractApp(App[int]):
         await chat.mount(message)
         chat.jump_to_end()
         self.renderer = ReplyRenderer(message, self.clock)
+        self._input_unshown = False  # the key that sent it is painted with the reply's first frame
         self._worker = self._stream(stream, self.renderer)
 
     @property
@@ -343,6 +344,7 @@ class TractApp(App[int]):
                 renderer.feed(event)
                 if clock() >= next_frame or budgets.full(renderer.backlog):
                     # a burst of queued events: draw them (keys get in meanwhile), a frame's worth at a time
+                    await self._show_input()  # not part of the frame the budget learns from
                     started, shown = clock(), renderer.backlog
                     await self._frame()
                     budgets.frame_took(shown, clock() - started)
@@ -366,9 +368,7 @@ class TractApp(App[int]):
             if renderer is None:
                 return
             if renderer.pending:
-                if self._input_unshown:  # what the user did is painted first, not after this frame's layout
-                    self._input_unshown = False
-                    await self._painted()
+                await self._show_input()
                 with self.batch_update():
                     await renderer.flush()
                 await self._painted()
@@ -377,6 +377,13 @@ class TractApp(App[int]):
         if now - self._last_gauge >= GAUGE_EVERY:
             self._last_gauge = now
             self.refresh_gauge()
+
+    async def _show_input(self) -> None:
+        """Paint what the user did since the last frame (a key, a click, a paste) before
+        the reply's next frame, instead of after that frame's layout."""
+        if self._input_unshown:
+            self._input_unshown = False
+            await self._painted()
 
     async def _painted(self) -> None:
         """Wait until what was just flushed is laid out and on screen.

@@ -87,7 +87,10 @@ def tune_gc() -> None:
     modules and the objects made so far live as long as the process: frozen,
     full collections no longer walk them.
     """
-    gc.set_threshold(GC_YOUNG, GC_MIDDLE, GC_OLD)
+    if sys.version_info < (3, 14):
+        gc.set_threshold(GC_YOUNG, GC_MIDDLE, GC_OLD)
+    else:  # an incremental collector: the other two numbers mean something else
+        gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
     gc.freeze()
 
 

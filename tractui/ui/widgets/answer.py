@@ -40,7 +40,9 @@ class CaptureQueue:
     queue per app, as its event loop is one: each run takes at most ``share``
     of a ``window`` and the next run comes a window later, so waiting
     segments cost nothing until their turn. The segments of one answer are
-    captured in order, so that each joins the frozen lines just before it.
+    captured in the order they were queued (one not laid out yet holds back
+    the later ones, for a while), so that each joins the frozen lines just
+    before it; one captured out of turn starts a frozen widget of its own.
     The queue holds its app and segments weakly and runs on the app's
     timers: a segment removed while waiting (``/clear``) is dropped, and
     cannot stop the runs for the others.
@@ -76,7 +78,8 @@ class CaptureQueue:
     def _run(self) -> None:
         deadline = time.perf_counter() + self.allowed
         behind: set[AnswerView] = set()  # views whose earlier segment waits: theirs are captured in order
-        for _ in range(len(self._waiting)):  # those re-queued by this run wait for the next
+        again: list[tuple[weakref.ref[AnswerSegment], int]] = []  # tried or held back: first in line next run
+        for _ in range(len(self._waiting)):
             if time.perf_counter() >= deadline:
                 break
             ref, tries = self._waiting.popleft()
@@ -85,18 +88,25 @@ class CaptureQueue:
             if not isinstance(view, AnswerView):
                 continue  # removed meanwhile
             if view in behind:
-                self._waiting.append((ref, tries))
+                again.append((ref, tries))
             elif not view.freeze(segment):
                 behind.add(view)
                 if tries > 1:
-                    self._waiting.append((ref, tries - 1))
+                    again.append((ref, tries - 1))
         self._scheduled = False
-        self._waiting = deque(entry for entry in self._waiting if _attached(entry[0]))
+        self._waiting = deque(entry for entry in (*again, *self._waiting) if _attached(entry[0]))
         if self._waiting:
             self._schedule(self.window)
 
 
 _QUEUES: weakref.WeakKeyDictionary[App[object], CaptureQueue] = weakref.WeakKeyDictionary()
+
+
+def _drop(widget: Widget) -> None:
+    """Hide ``widget`` at once and remove it: until its removal is done, no frame draws
+    it beside what replaced it, and no capture or thaw takes it for a live one."""
+    widget.display = False
+    widget.remove()
 
 
 def _attached(ref: weakref.ref[AnswerSegment]) -> bool:
@@ -198,15 +208,14 @@ class AnswerView(Column):
             return True  # code wider than the view scrolls sideways: only a live segment can
         from tractui.ui.widgets.frozen import FrozenSegment, capture
 
-        frozen = FrozenSegment(capture(segment), width, segment.source)
+        strips = capture(segment)
         place = self.children.index(segment)
         previous = next((child for child in reversed(self.children[:place]) if child.display), None)  # past captured ones
         if isinstance(previous, FrozenSegment) and previous.captured_width == width:
-            previous.extend(frozen)
+            previous.extend(strips, segment.source)
         else:
-            self.mount(frozen, before=segment)
-        segment.display = False  # its lines are drawn by the frozen widget from now on, not after its removal
-        segment.remove()
+            self.mount(FrozenSegment(strips, width, segment.source), before=segment)
+        _drop(segment)  # its lines are drawn by the frozen widget from now on
         return True
 
     def thaw(self) -> None:
@@ -216,9 +225,11 @@ class AnswerView(Column):
         from tractui.ui.widgets.frozen import FrozenSegment
 
         for frozen in self.query_children(FrozenSegment):
+            if not frozen.display:
+                continue  # thawed already, on its way out
             segments = [AnswerSegment(source) for source in frozen.sources]
             self.mount_all(segments, before=frozen)
-            frozen.remove()
+            _drop(frozen)
             for segment in segments:
                 self._freeze_later(segment)
 

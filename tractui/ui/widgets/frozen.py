@@ -1,8 +1,8 @@
 """Finished runs of answer blocks, shown as the lines they rendered to.
 
-Textual lays out every widget of the screen on every layout pass, visible or
-not, so a long answer made of hundreds of Markdown block widgets makes each
-frame slower than the last. Once a segment is finished its lines never change
+Textual lays out every widget of the screen on every layout pass, on screen
+or scrolled out of view, so a long answer made of hundreds of Markdown block
+widgets makes each frame slower than the last. Once a segment is finished its lines never change
 (until the width or theme does), so they are captured once and drawn by a
 single widget; consecutive captured segments share one, so a whole answer
 costs a layout pass one widget. It keeps each segment's Markdown source, to
@@ -49,17 +49,12 @@ class FrozenSegment(Widget):
         self.sources = [source]  # one per captured segment, each drawn again on its own when thawed
         self._selected: LRUCache[int, Strip] = LRUCache(256)
 
-    def extend(self, other: FrozenSegment) -> None:
-        """Take on the lines and sources of ``other``, which follows it at the same width."""
-        self._rows += other._rows
-        self._lines += other._lines
-        self.sources += other.sources
+    def extend(self, strips: list[Strip], source: str) -> None:
+        """Add the lines of the segment that follows, captured at the same width."""
+        self._rows += [(list(strip), strip.cell_length) for strip in strips]
+        self._lines += [strip.text.rstrip() for strip in strips]
+        self.sources.append(source)
         self.refresh(layout=True)
-
-    @property
-    def source(self) -> str:
-        """The Markdown of all its segments."""
-        return "".join(self.sources)
 
     @property
     def lines(self) -> list[str]:
