@@ -31,9 +31,9 @@ from tractui.ui.launch import set_frame_rate, tune_gc  # noqa: E402
 
 set_frame_rate()  # as `tractui` does, before Textual is imported
 
+from frames import watch_frames, watch_prompt  # noqa: E402
 from loopback import LoopbackServer, sse  # noqa: E402
 from textual import events  # noqa: E402
-from textual._compositor import ChopsUpdate  # noqa: E402
 from ui_support import build_app, chat_stream, loop_config, settle, type_line, wait_for  # noqa: E402
 
 from tractui.core.events import TextDelta, ThinkingDelta  # noqa: E402
@@ -75,46 +75,6 @@ PROSE = (
     "    recent = deque(events, maxlen=100)\n    return list(reversed(recent))\n\n\n"
     "print(newest_first([\"a\", \"b\", \"c\"]))\n```\n\n" + _PARAGRAPH * 2 + "\n\n"
 )
-
-
-def watch_frames(app) -> list[float]:
-    """The time of every frame the compositor paints (headless: produced, not written)."""
-    frames: list[float] = []
-    display = app._display
-
-    def painted(screen, renderable):
-        display(screen, renderable)
-        if renderable is not None:
-            frames.append(time.perf_counter())
-
-    app._display = painted
-    return frames
-
-
-def watch_prompt(app, box, char: str) -> list[tuple[float, int]]:
-    """The time of every frame that redraws the prompt, with how many ``char`` it shows there.
-
-    A key is on screen with the first frame that shows it. Watching from the
-    benchmark's own task instead (poll the text, then wait for a frame) missed
-    that frame whenever the task woke after it, and counted the next one.
-    """
-    frames: list[tuple[float, int]] = []
-    display = app._display
-
-    def painted(screen, renderable):
-        display(screen, renderable)
-        if renderable is None:
-            return
-        top, bottom = box.region.y, box.region.bottom
-        if isinstance(renderable, ChopsUpdate):
-            lines = [[strip for strip in renderable.chops[y].values() if strip] for y, _, _ in renderable.spans if top <= y < bottom]
-        else:
-            lines = [list(line) for y, line in enumerate(renderable.strips, renderable.region.y) if top <= y < bottom]
-        if lines:
-            frames.append((time.perf_counter(), sum(strip.text.count(char) for line in lines for strip in line)))
-
-    app._display = painted
-    return frames
 
 
 async def full_speed(tmp: Path, answer: str) -> tuple[float, float]:

@@ -92,7 +92,7 @@ class TractApp(App[int]):
         self._last_gauge = 0.0
         self._quit_armed = -1e9
         self._frame_lock = asyncio.Lock()
-        self._input_unshown = False  # a key or click came since the last stream frame
+        self._input_unshown = False  # a key, paste, click or scroll came since the last stream frame
         self.totals = Totals()
         self.editing = False
         self.host = CommandHost(self)

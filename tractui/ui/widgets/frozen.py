@@ -2,11 +2,11 @@
 
 Textual lays out every widget of the screen on every layout pass, on screen
 or scrolled out of view, so a long answer made of hundreds of Markdown block
-widgets makes each frame slower than the last. Once a segment is finished its lines never change
-(until the width or theme does), so they are captured once and drawn by a
-single widget; consecutive captured segments share one, so a whole answer
-costs a layout pass one widget. It keeps each segment's Markdown source, to
-be drawn and captured again.
+widgets makes each frame slower than the last. Once a segment is finished
+its lines never change (until the width or theme does), so they are captured
+once and drawn by a single widget; consecutive captured segments share one,
+so a whole answer costs a layout pass one widget. It keeps each segment's
+Markdown source, to be drawn and captured again.
 
 The lines are kept as plain lists of segments and made into strips only when
 drawn: a ``Strip`` carries a dozen caches, and thousands of them kept alive
