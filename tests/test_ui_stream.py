@@ -84,6 +84,41 @@ async def test_errors_show_inline(tmp_path, loopback):
         assert text.startswith("✗ auth (401)") and "Incorrect API key" in text
 
 
+async def test_a_resumed_error_reads_as_it_did_live_without_the_retry_hint(tmp_path, loopback):
+    body = chat_stream([], ["Half an ans", "wer"], usage=None, finish=False)
+    loopback.add(sse(body, cut_after=len(body) - 10))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "hello")
+        await settle(pilot)
+        live = str([s for s in app.query(StatusLine) if s.kind == "error"][0].render())
+        session = app.conversation.session_id
+    assert live.startswith("✗ cut: ") and live.endswith(" — /retry to try again")
+
+    resumed = build_app(tmp_path)
+    resumed.conversation.open_session(session)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        line = str([s for s in resumed.query(StatusLine) if s.kind == "error"][0].render())
+    assert line == live.removesuffix(" — /retry to try again")
+
+
+async def test_a_resumed_error_keeps_its_http_status(tmp_path, loopback):
+    loopback.add(error(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "hello")
+        await settle(pilot)
+        session = app.conversation.session_id
+
+    resumed = build_app(tmp_path)
+    resumed.conversation.open_session(session)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        line = str([s for s in resumed.query(StatusLine) if s.kind == "error"][0].render())
+    assert line.startswith("✗ auth (401): ") and "Incorrect API key" in line
+
+
 async def test_retry_countdown_is_live_then_replaced_by_the_answer(tmp_path, loopback):
     loopback.add(error(429, {"error": {"message": "slow down"}}, retry_after=1))
     loopback.add(sse(chat_stream([], ["finally here"])))

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Callable, Literal
 
 from textual.widget import Widget
 
+from tractui.core.events import StreamError
+from tractui.ui.render import error_line
 from tractui.ui.sanitize import sanitize
 from tractui.ui.widgets.answer import AnswerView
 from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage, StatusLine, ToolCallLine, UserMessage
@@ -120,8 +122,11 @@ def _statuses(commit: Commit) -> list[StatusLine]:
     if commit.status == "interrupted":
         return [StatusLine(INTERRUPTED, "interrupted")]
     if commit.status == "error":
-        error = commit.metadata.get("error") or {}
-        return [StatusLine(f"✗ {error.get('kind', 'error')}: {sanitize(str(error.get('message', '')))}", "error")]
+        stored = commit.metadata.get("error") or {}
+        status = stored.get("status")
+        kind, message = str(stored.get("kind", "error")), str(stored.get("message", ""))
+        error = StreamError(kind, message, status if isinstance(status, int) else None)  # type: ignore[arg-type]
+        return [StatusLine(error_line(error, live=False), "error")]
     return []
 
 

@@ -30,8 +30,11 @@ from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage
 _TEXT_OPS = ("thinking", "text")
 
 
-def error_line(error: StreamError) -> str:
-    hint = " — /retry to try again" if error.retryable or error.kind in ("cut", "stalled", "network") else ""
+def error_line(error: StreamError, *, live: bool = True) -> str:
+    """One line for a failed reply; only a live one offers ``/retry`` (for a resumed
+    one the hint could point at a reply that is no longer the last)."""
+    retryable = error.retryable or error.kind in ("cut", "stalled", "network")
+    hint = " — /retry to try again" if live and retryable else ""
     status = f" ({error.status})" if error.status else ""
     return f"✗ {error.kind.replace('_', ' ')}{status}: {sanitize(error.message)}{hint}"
 
