@@ -120,6 +120,26 @@ def test_all_but_last_stops_counting_thinking_of_an_older_turn():
     assert kept.breakdown.thinking == COUNTER.count(THOUGHT) + 50
 
 
+def test_a_policy_changed_since_the_last_call_moves_the_earlier_turns_thinking_at_once():
+    """The last call went out with thinking stripped; /set reasoning.includeInContext true
+    sends the earlier turn's thinking from the next request on, so it counts now, and back."""
+    history = [
+        Content.human("q1"),
+        ai(THOUGHT, "a1"),
+        Content.human("q2"),
+        ai("short thought", "a2"),
+        Content.human("q3"),
+    ]
+    stripped = CallBasis(2000, 200, 50, 4, policy="all")
+    sent = measure_context(history, policy(True, "none"), basis=stripped, counter=COUNTER)
+    assert sent.effective == 2000 + 200 + COUNTER.count(THOUGHT) + tokens_of(history[4])
+    assert sent.breakdown.thinking == COUNTER.count(THOUGHT) + 50
+    kept = CallBasis(2000, 200, 50, 4, policy="none")
+    dropped = measure_context(history, policy(False), basis=kept, counter=COUNTER)
+    assert dropped.effective == 2000 + 200 - 50 - COUNTER.count(THOUGHT) + tokens_of(history[4])
+    assert dropped.breakdown.thinking == 0
+
+
 def test_anthropic_earlier_turns_thinking_does_not_count_even_when_sent():
     history = turn()
     reading = measure_context(history, policy(True, "none"), provider="anthropic", basis=BASIS, counter=COUNTER)

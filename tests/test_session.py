@@ -11,8 +11,10 @@ from loopback import encode_sse, error, openai_chat_reply, sse
 from tractui.core.content import Content, ThinkingBlock
 from tractui.core.events import StreamError, TextDelta, ThinkingDelta
 from tractui.core.settings import Settings
+from tractui.core.tokens import TokenCounter
 from tractui.providers.base import ProviderConfig
 from tractui.session import Conversation, ConversationError
+from tractui.store.compile import merge_commits
 from tractui.store.history import HistoryStore
 
 SECRET = "sk-test-SECRET-never-stored-0123456789"
@@ -216,6 +218,27 @@ async def test_gauge_estimates_first_then_uses_actual_usage(store, config, loopb
     assert not reading.estimated and reading.effective == 540
     longer = conv.gauge(Content.human("a new message with several more tokens in it"))
     assert longer.effective > 540
+    await conv.aclose()
+
+
+async def test_gauge_follows_a_reasoning_policy_changed_after_the_last_call(store, config, loopback):
+    """Both replies' thinking went unsent; once it is to be sent, both count at once."""
+    first, second = "Weigh both options with care before answering. " * 8, "Check the edge cases once more."
+    loopback.add(
+        openai_chat_reply("one", reasoning=first, prompt_tokens=300, completion_tokens=500),
+        openai_chat_reply("two", reasoning=second, prompt_tokens=400, completion_tokens=500),
+    )
+    settings = Settings({"reasoning.includeInContext": False})
+    conv = Conversation(store, settings, config)
+    await collect(conv.send("q1"))
+    await collect(conv.send("q2"))
+    stripped = conv.gauge().effective
+    settings.set("reasoning.includeInContext", True)
+    sent = conv.gauge()
+    replies = [m for m in merge_commits(conv.history()) if m.speaker == "ai"]
+    counter = TokenCounter("loop-model")
+    assert sent.effective - stripped == counter.count_thinking(replies[0]) + counter.count_thinking(replies[1])
+    assert sent.breakdown.thinking == sent.effective - stripped
     await conv.aclose()
 
 

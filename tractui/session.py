@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, get_args
 
 from tractui.compaction_gate import Preflight, trim_for_retry
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content, ThinkingBlock, Usage
 from tractui.core.context import CallBasis, ContextReading, measure_context
 from tractui.core.events import StreamError, StreamEvent
+from tractui.core.reasoning import StripPolicy, thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.providers import make_provider
@@ -296,7 +297,8 @@ class Conversation:
         provider = self.provider
         stamps = {"provider": config.provider, "model": config.model, "base_url": provider.base_url}
         stored = merge_commits(chain)  # the gauge counts the stored form; the reply will be one more message
-        basis = {"message_count": len(stored) + 1, "estimated_input": self._estimate(stored, system)}
+        basis = {"message_count": len(stored) + 1, "estimated_input": self._estimate(stored, system),
+                 "policy": thinking_policy(settings)}
         writer = _ReplyWriter(self.store, session_id, parent_id, stamps, self.profile_name)
         assembler = self.assembler = MessageAssembler()
         queue: asyncio.Queue[StreamEvent | _End] = asyncio.Queue()
@@ -416,5 +418,6 @@ def _basis(chain: list[Commit]) -> CallBasis | None:
                 reasoning_tokens=usage.reasoning_tokens,
                 message_count=int(basis["message_count"]),
                 estimated_input=int(basis["estimated_input"]),
+                policy=basis.get("policy") if basis.get("policy") in get_args(StripPolicy) else None,
             )
     return None

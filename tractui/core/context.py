@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from tractui.core.content import Content, ThinkingBlock
-from tractui.core.reasoning import last_turn_range, thinking_policy
+from tractui.core.reasoning import StripPolicy, last_turn_range, thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
 
@@ -42,6 +42,7 @@ class CallBasis:
     reasoning_tokens: int
     message_count: int  # history messages that call covered: its input messages + the reply
     estimated_input: int | None = None  # our estimate of that input made before the call
+    policy: StripPolicy | None = None  # the thinking policy that call was sent with (None: unknown, take today's)
 
 
 @dataclass(frozen=True)
@@ -173,8 +174,9 @@ def measure_context(
     else:
         covered = basis.message_count
         reply = covered - 1
-        # thinking in the last call's input that the next request sends differently
-        then = _Sent(messages, reply, policy, anthropic) if reply > 0 else None
+        # thinking in the last call's input that the next request sends differently:
+        # the turn moved on, or /set reasoning.* changed the policy since
+        then = _Sent(messages, reply, basis.policy or policy, anthropic) if reply > 0 else None
         shift = 0
         if then is not None and not (sent.every and then.every):
             shift = sent.thinking(messages, counter, reply) - then.thinking(messages, counter, reply)
