@@ -69,10 +69,11 @@ async def test_hiding_thinking_keeps_the_reading_position(tmp_path):
         users = list(app.query(UserMessage))
         chat.scroll_to(y=users[3].virtual_region.y - 1, animate=False, immediate=True)
         await pilot.pause()
-        widget, offset = chat.first_visible()
+        place = chat.reading_place()
+        assert place[-1][0] is users[3] and place[-1][1] == 1
         app.settings.set("reasoning.includeInResponse", "false")
         await settle(pilot)
-        assert chat.first_visible() == (widget, offset)
+        assert chat.reading_place() == place
 
 
 async def test_profiles_model_and_footer(tmp_path):

@@ -173,12 +173,17 @@ async def test_scrolled_up_reader_gets_a_hint_instead_of_a_jump(tmp_path, loopba
         await type_line(pilot, "fill the screen")
         await settle(pilot)
         chat = app.query_one("#chat")
+        prompt, footer = app.query_one("#input").region, app.query_one("#footer").region
         await type_line(pilot, "stream slowly")
         await wait_for(pilot, lambda: len(app.query(AssistantMessage)) == 2 and "more" in app.query(AssistantMessage)[-1].answer_text)
         chat.scroll_to(y=0, animate=False, immediate=True)
         await settle(pilot)
         assert chat.scroll_y == 0
-        assert app.query_one("#new-below").display
+        hint = app.query_one("#new-below")
+        assert hint.display
+        # a row of its own between the conversation and the prompt, which does not move
+        assert hint.region.y == chat.region.bottom and hint.region.bottom == prompt.y
+        assert (app.query_one("#input").region, app.query_one("#footer").region) == (prompt, footer)
         await pilot.press("ctrl+end")
         await pilot.pause()
         assert not app.query_one("#new-below").display
@@ -261,3 +266,53 @@ async def test_a_key_typed_during_a_stream_is_painted_before_the_next_frame_of_t
         assert app.query_one("#input").text == "x"
         await pilot.press("escape")
         await settle(pilot)
+
+
+def _top_line(app) -> str:
+    """The first non-blank line of the conversation as the screen shows it."""
+    chat = app.query_one("#chat").scrollable_content_region  # without the scrollbar
+    rows = screen_text(app).splitlines()[chat.y : chat.bottom]
+    return next(row[chat.x : chat.right].strip() for row in rows if row[chat.x : chat.right].strip())
+
+
+async def _reading(pilot, app, text: str) -> None:
+    """Scroll until ``text`` is the conversation's top line."""
+    chat = app.query_one("#chat")
+    for y in range(int(chat.max_scroll_y) + 1):
+        chat.scroll_to(y=y, animate=False, immediate=True)
+        await pilot.pause()
+        if _top_line(app) == text:
+            return
+    raise AssertionError(f"{text!r} never reached the top")
+
+
+async def test_hiding_or_folding_thinking_keeps_the_line_being_read_in_place(tmp_path, loopback):
+    thinking = "".join(f"Step {i} of the reasoning.\n\n" for i in range(60))
+    answer = "".join(f"Paragraph {i} of the answer.\n\n" for i in range(80))
+    loopback.add(sse(chat_stream([thinking], [answer])))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "a long one")
+        await settle(pilot)
+        await _reading(pilot, app, "Paragraph 24 of the answer.")
+        app.settings.set("reasoning.includeInResponse", "false")
+        await settle(pilot)
+        assert _top_line(app) == "Paragraph 24 of the answer."
+        app.settings.set("reasoning.includeInResponse", "true")
+        await settle(pilot)
+        assert _top_line(app) == "Paragraph 24 of the answer."
+        await pilot.press("ctrl+t")
+        await settle(pilot)
+        assert _top_line(app) == "Paragraph 24 of the answer."
+        await pilot.press("ctrl+t")
+        await settle(pilot)
+        assert _top_line(app) == "Paragraph 24 of the answer."
+
+        # reading the thinking when it goes: what follows it takes its place
+        await _reading(pilot, app, "Step 30 of the reasoning.")
+        app.settings.set("reasoning.includeInResponse", "false")
+        await settle(pilot)
+        assert _top_line(app) == "Paragraph 0 of the answer."
+        app.settings.set("reasoning.includeInResponse", "true")
+        await settle(pilot)
+        assert not app.query_one("#chat").following

@@ -444,13 +444,8 @@ class TractApp(App[int]):
         show = bool(self.settings.get("reasoning.includeInResponse"))
         if chat.has_class("-hide-thinking") == (not show):
             return
-        following = chat.following
-        place = None if following else chat.first_visible()
-        chat.set_class(not show, "-hide-thinking")
-        if following:
-            self.call_after_refresh(chat.jump_to_end)
-        else:
-            self.call_after_refresh(chat.restore, place)
+        with chat.reading_kept():
+            chat.set_class(not show, "-hide-thinking")
 
     # -- keys --------------------------------------------------------------
     async def action_cancel(self) -> None:
@@ -494,9 +489,10 @@ class TractApp(App[int]):
         views = list(self.query(ThinkingView))
         fold = not all(v.folded for v in views)
         self.thinking_folded = fold
-        for view in views:
-            if view.folded != fold:
-                view.toggle_fold()
+        with self.query_one(ChatLog).reading_kept():
+            for view in views:
+                if view.folded != fold:
+                    view.toggle_fold()
 
     def action_follow(self) -> None:
         self.query_one(ChatLog).jump_to_end()

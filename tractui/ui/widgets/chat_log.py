@@ -9,7 +9,8 @@ where it is on screen.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from textual.containers import VerticalScroll
 from textual.geometry import Size
@@ -18,6 +19,8 @@ from textual.message import Message
 from textual.widget import Widget
 
 from tractui.ui.widgets.column import LaidOut
+
+LAYOUT_WAITS = 5  # refreshes a restore waits for a change to be laid out (a change that moves nothing never is)
 
 
 class ChatLog(LaidOut, VerticalScroll):
@@ -46,21 +49,56 @@ class ChatLog(LaidOut, VerticalScroll):
         self.anchor()
         self.scroll_end(animate=False, immediate=True)
 
-    def first_visible(self) -> tuple[Widget, int] | None:
-        """The first message on screen and how far it sits from the top of the view."""
-        top = self.scroll_y
-        for child in self.children:
-            if child.display and child.virtual_region.bottom > top:
-                return child, child.virtual_region.y - round(top)
-        return None
-
-    def restore(self, place: tuple[Widget, int] | None) -> None:
-        """After a layout change, put ``place``'s widget back where it was on screen."""
-        if place is None:
+    @contextmanager
+    def reading_kept(self) -> Iterator[None]:
+        """Change what the log shows (hide thinking, fold it) without moving what the
+        user reads: the newest content if they follow it, else the line at the top."""
+        if self.following:
+            yield
+            self.call_after_refresh(self.jump_to_end)
             return
-        widget, offset = place
-        if widget.is_attached:
-            self.scroll_to(y=widget.virtual_region.y - offset, animate=False, immediate=True)
+        place, height = self.reading_place(), self.virtual_size.height
+        yield
+        self._restore_when_laid_out(place, height, LAYOUT_WAITS)
+
+    def _restore_when_laid_out(self, place: ReadingPlace, height: int, waits: int) -> None:
+        """The change reaches the layout once its widgets have told the screen, which may
+        be a refresh or two later: until the log's height moves, wait for the next."""
+        if self.virtual_size.height == height and waits > 1:
+            self.call_after_refresh(self._restore_when_laid_out, place, height, waits - 1)
+        else:
+            self.restore(place)
+
+    def reading_place(self) -> ReadingPlace:
+        """What the user is reading: the innermost widget at the top of the view (a
+        paragraph, a thinking chunk), then each widget holding it up to a message,
+        each with the row it sits at (negative: it began above the view)."""
+        top = round(self.scroll_y)
+        path: list[tuple[Widget, int]] = []
+        children = self.children
+        while True:
+            hit = next((c for c in children if c.display and _y_in(self, c) + c.outer_size.height > top), None)
+            if hit is None:
+                break
+            path.append((hit, _y_in(self, hit) - top))
+            children = hit.children
+        return tuple(reversed(path))
+
+    def restore(self, place: ReadingPlace) -> None:
+        """After content around ``place`` was hidden or shown, scroll so that what was
+        read is where it was on screen. Hidden meanwhile, the first thing after the
+        hidden part takes its place, at the top if that part began above the view."""
+        for index, (widget, row) in enumerate(place):
+            if not (widget.is_attached and _shown(widget, self)):
+                continue
+            if index:  # place[index - 1] is the outermost hidden one: what follows it moves up
+                hidden, row = place[index - 1]
+                widget = _next_shown(hidden, self)
+                if widget is None:
+                    return
+                row = max(0, row)
+            self.scroll_to(y=_y_in(self, widget) - row, animate=False, immediate=True)
+            return
 
     async def insert_above(self, widgets: Sequence[Widget], before: Widget) -> None:
         """Mount ``widgets`` before ``before`` without moving what is on screen.
@@ -93,3 +131,37 @@ class ChatLog(LaidOut, VerticalScroll):
                     self.vertical_scrollbar.position = y
                     break
         return arrangement
+
+
+ReadingPlace = tuple[tuple[Widget, int], ...]
+"""Widgets from the innermost out, each with its row from the top of the view."""
+
+
+def _y_in(log: Widget, widget: Widget) -> int:
+    """How far ``widget`` sits from the top of the log's content, scrolled out or not."""
+    y = 0
+    while widget is not log:
+        y += widget.virtual_region.y
+        widget = widget.parent  # type: ignore[assignment]
+    return y
+
+
+def _shown(widget: Widget, log: Widget) -> bool:
+    while widget is not log:
+        if not widget.display:
+            return False
+        widget = widget.parent  # type: ignore[assignment]
+    return True
+
+
+def _next_shown(widget: Widget, log: Widget) -> Widget | None:
+    """The first shown widget after ``widget`` (a later sibling, or one of an ancestor's)."""
+    while widget is not log:
+        parent = widget.parent
+        siblings = parent.children  # type: ignore[union-attr]
+        later = siblings[siblings.index(widget) + 1 :]
+        found = next((w for w in later if w.display), None)
+        if found is not None:
+            return found
+        widget = parent  # type: ignore[assignment]
+    return None
