@@ -108,6 +108,32 @@ async def test_command_palette_offers_the_slash_commands(tmp_path):
         assert isinstance(app.screen, ContextScreen)
 
 
+async def test_edit_from_the_palette_gives_the_draft_back_after_esc_or_the_resend(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "original")
+        await settle(pilot)
+        box = app.query_one("#input")
+        for attempt in ("esc", "enter"):
+            box.load_text("a draft I am still writing")
+            await pilot.press("ctrl+p")
+            await pilot.pause()
+            for char in "/edit":
+                await pilot.press(char)
+            await pilot.pause(0.3)
+            await pilot.press("enter")
+            await settle(pilot)
+            assert app.editing and box.text == "original"
+            if attempt == "esc":
+                await pilot.press("escape")
+            else:
+                box.load_text("edited")
+                await pilot.press("enter")
+            await settle(pilot)
+            assert not app.editing and box.text == "a draft I am still writing"
+        assert [u.text for u in app.query(UserMessage)] == ["edited"]
+
+
 async def test_ctrl_t_folds_thinking_to_its_header(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:

@@ -10,7 +10,7 @@ from tractui.core.tokens import count_tokens
 from tractui.ui.widgets.answer import AnswerView
 from tractui.ui.widgets.footer import GaugeFooter
 from tractui.ui.widgets.frozen import capture
-from tractui.ui.widgets.message import AssistantMessage, StatusLine, ToolCallLine
+from tractui.ui.widgets.message import AssistantMessage, StatusLine, ToolCallLine, UserMessage
 from tractui.ui.widgets.thinking import ThinkingView
 
 SIZE = (100, 40)
@@ -316,3 +316,23 @@ async def test_hiding_or_folding_thinking_keeps_the_line_being_read_in_place(tmp
         app.settings.set("reasoning.includeInResponse", "true")
         await settle(pilot)
         assert not app.query_one("#chat").following
+
+
+async def test_a_message_sent_while_a_reply_streams_stays_in_the_prompt(tmp_path, loopback):
+    loopback.add(stalled(chat_stream(["pondering"], ["Half"], usage=None, finish=False)))
+    loopback.add(sse(chat_stream([], ["second answer"])))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "first")
+        await wait_for(pilot, lambda: any(a.text == "Half" for a in app.query(AnswerView)))
+        await type_line(pilot, "too soon")
+        await pilot.pause()
+        assert app.query_one("#input").text == "too soon"
+        assert "still streaming" in str(app.query(".note")[-1].render())
+        assert [u.text for u in app.query(UserMessage)] == ["first"]
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert [u.text for u in app.query(UserMessage)] == ["first", "too soon"]
+        assert app.query(AnswerView)[-1].text == "second answer"

@@ -95,6 +95,7 @@ class TractApp(App[int]):
         self._input_unshown = False  # a key, paste, click or scroll came since the last stream frame
         self.totals = Totals()
         self.editing = False
+        self._draft = ""  # the prompt's text when /edit replaced it, given back after
         self.host = CommandHost(self)
         self._watched: Settings | None = None
         self._watch_settings()
@@ -283,6 +284,9 @@ class TractApp(App[int]):
         text = event.text
         if not text.strip():
             return
+        if self.streaming and (self.editing or not _is_command_line(text)):
+            await self.note("a reply is still streaming — Esc cancels it; your message stays in the prompt", error=True)
+            return
         box.remember(text)
         box.set_text("")
         popup.hide()
@@ -297,8 +301,9 @@ class TractApp(App[int]):
         if self.editing:
             self.editing = False
             await self.resend_edited(text)
+            self.prefill(self._draft)  # what was in the prompt before /edit
             return
-        if is_command(text.strip()) and "\n" not in text.strip():
+        if _is_command_line(text):
             await self.host.run(text.strip())
             return
         await self.send(text[1:] if text.startswith("//") else text)
@@ -456,7 +461,7 @@ class TractApp(App[int]):
             return
         if self.editing:
             self.editing = False
-            self.query_one(InputBox).set_text("")
+            self.query_one(InputBox).set_text(self._draft)
             return
         if not self.streaming:
             return
@@ -611,6 +616,7 @@ class TractApp(App[int]):
             await self.note("nothing to edit: no message sent yet in this session", error=True)
             return
         self.editing = True
+        self._draft = self.query_one(InputBox).text  # from the palette the prompt may hold a draft
         self.prefill(users[-1].content.text)
         self.notify("Editing your last message: Enter resends it, Esc cancels", timeout=4)
 
@@ -649,3 +655,9 @@ def _count_tokens(text: str) -> int:
     from tractui.core.tokens import count_tokens
 
     return count_tokens(text)
+
+
+def _is_command_line(text: str) -> bool:
+    """A slash command (one line); ``//`` starts a message that begins with a slash."""
+    line = text.strip()
+    return is_command(line) and "\n" not in line
