@@ -149,6 +149,32 @@ async def test_retry_edit_copy_clear(tmp_path):
         assert not app.query(UserMessage) and app.conversation.history()
 
 
+async def test_retry_keeps_the_notes_that_came_after_the_reply(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "original")
+        await run(pilot, "/model demo-2")
+        switched = notes(app)[-1]
+        assert "demo-2" in switched
+        await run(pilot, "/retry")
+        assert switched in notes(app) and len(app.query(AssistantMessage)) == 1
+        chat = list(app.query_one("#chat").children)
+        assert chat.index(app.query_one(AssistantMessage)) > chat.index(app.query(".note")[-1])
+
+
+async def test_a_note_while_reading_further_up_shows_the_new_content_bar(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        for word in ("one", "two", "three", "four"):
+            await run(pilot, word)
+        chat = app.query_one("#chat")
+        chat.scroll_to(y=0, animate=False, immediate=True)
+        await settle(pilot)
+        assert not app.query_one("#new-below").display
+        await run(pilot, "/set temperature 0.3")
+        assert app.query_one("#new-below").display
+
+
 async def test_export_theme_compact_quit(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:

@@ -204,6 +204,7 @@ class TractApp(App[int]):
         """A line from tractui itself (command output, notices), not from the model."""
         widget = Static(sanitize(text), markup=False, classes="note -error" if error else "note")
         await self.query_one(ChatLog).mount(widget)
+        self._show_new_below()  # read further up: the bar says something came
         return widget
 
     # -- history -----------------------------------------------------------
@@ -621,7 +622,8 @@ class TractApp(App[int]):
         self.notify("Editing your last message: Enter resends it, Esc cancels", timeout=4)
 
     async def _drop_last_reply(self, *, keep_user: bool) -> None:
-        """Remove the newest exchange from view (it stays in the history as another branch)."""
+        """Remove the newest exchange from view (it stays in the history as another branch);
+        tractui's own notes since (a profile switch before a /retry) stay."""
         chat = self.query_one(ChatLog)
         children = list(chat.children)
         users = [i for i, w in enumerate(children) if isinstance(w, UserMessage)]
@@ -629,7 +631,8 @@ class TractApp(App[int]):
             return
         start = users[-1] + (1 if keep_user else 0)
         for widget in children[start:]:
-            await widget.remove()
+            if not widget.has_class("note"):
+                await widget.remove()
 
     def last_answer(self) -> str:
         for commit in reversed(self.conversation.history()):
