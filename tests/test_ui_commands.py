@@ -129,6 +129,39 @@ async def test_new_sessions_and_resume(tmp_path):
         assert app.query(".thinking")  # history shows its thinking too
 
 
+async def _resume(pilot, app, session_id):
+    await run(pilot, "/sessions")
+    picker = app.screen.query_one("#sessions-list")
+    picker.highlighted = next(i for i, s in enumerate(app.screen.sessions) if s.id == session_id)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+async def test_a_resumed_session_goes_on_with_its_own_profile(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "/model demo-2")
+        await run(pilot, "/profile save mine")
+        await run(pilot, "/model demo")
+        await run(pilot, "/profile save other")
+        await run(pilot, "/profile load mine")
+        await run(pilot, "asked under mine")
+        first = app.conversation.session_id
+        await run(pilot, "/new")
+        await run(pilot, "/profile load other")
+        await run(pilot, "asked under other")
+        await _resume(pilot, app, first)
+        assert app.conversation.profile_name == "mine" and app.conversation.config.model == "demo-2"
+        assert "switched to profile 'mine', which this session's replies came from" in notes(app)[-1]
+        assert "mine" in str(app.query_one("#footer-where").render())
+
+        (tmp_path / "config" / "profiles" / "mine.toml").write_text("provider = [broken")
+        await run(pilot, "/profile load other")
+        await _resume(pilot, app, first)
+        assert app.conversation.profile_name == "other"
+        assert "profile 'mine', which does not load" in notes(app)[-1] and "staying on other" in notes(app)[-1]
+
+
 async def test_retry_edit_copy_clear(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:

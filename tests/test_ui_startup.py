@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import pytest
@@ -56,4 +57,32 @@ async def test_input_typed_before_the_conversation_is_built_is_sent_after(tmp_pa
             assert [c.kind for c in app.conversation.history() if c.kind == "user"] == ["user", "user"]
     finally:
         gate.set()
+        store.close()
+
+
+@pytest.mark.parametrize("follow", [True, False])
+async def test_a_session_resumed_from_the_command_line_takes_its_profile_unless_one_was_chosen(tmp_path, follow):
+    from tractui.profiles import ProfileStore
+
+    ProfileStore().save("mine", dataclasses.replace(DEMO, model="demo-2"), Settings())
+    store = HistoryStore(tmp_path / "history.db")
+    first = Conversation(store, Settings(), DEMO, provider=DemoProvider(DEMO, pace=0), profile_name="mine")
+    async for _ in first.send("asked under mine"):
+        pass
+    settings = Settings()
+
+    def build() -> Conversation:
+        conversation = Conversation(store, settings, DEMO, provider=DemoProvider(DEMO, pace=0))
+        conversation.open_session(first.session_id)
+        return conversation
+
+    app = TractApp(PendingConversation(DEMO, settings, None, build, follow_session_profile=follow), clock=FakeClock())
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, lambda: app.ready)
+            await settle(pilot)
+            assert app.conversation.profile_name == ("mine" if follow else None)
+            assert app.conversation.config.model == ("demo-2" if follow else "demo")
+    finally:
+        await first.aclose()
         store.close()

@@ -231,10 +231,11 @@ def _profile_save(name: str | None, ctx: CommandContext) -> CommandResult:
 
 def _profile_load(name: str, ctx: CommandContext) -> CommandResult:
     profile = ctx.profiles.load(name)  # validates everything before anything changes
-    return _switch(profile, ctx, f"switched to profile '{name}'")
+    return switch(profile, ctx, f"switched to profile '{name}'")
 
 
-def _switch(profile: Profile, ctx: CommandContext, what: str) -> CommandResult:
+def switch(profile: Profile, ctx: CommandContext, what: str) -> CommandResult:
+    """Make ``profile`` the active one; the note says ``what`` happened, with its warnings."""
     try:
         ctx.switch_profile(profile)
     except ValueError as err:
@@ -283,7 +284,7 @@ def _model(rest: str, ctx: CommandContext) -> CommandResult:
         )
     except ProfileError as err:
         return _error(str(err))
-    return _switch(profile, ctx, f"switched model to {rest}")
+    return switch(profile, ctx, f"switched model to {rest}")
 
 
 _HANDLERS: dict[str, Callable[[str, CommandContext], CommandResult]] = {"set": _set, "profile": _profile, "model": _model}

@@ -169,14 +169,18 @@ class TractApp(App[int]):
     async def _after_first_frame(self) -> None:
         """Build the conversation and load the tokenizer off the event loop, then draw history
         and gauge and handle what was typed meanwhile: the first frame never waits."""
+        follow = False
         if self._pending is not None:
             self._conversation = await asyncio.to_thread(self._pending.build)
             self._watch_settings()
+            follow = self._pending.follow_session_profile
         # tiktoken: loaded here, after the first frame
         from tractui.core.tokens import encoding_for_model, get_encoding
 
         await asyncio.to_thread(get_encoding, encoding_for_model(self.conversation.config.model))
         await self.show_history(initial=True)
+        if follow:
+            await self.host.follow_session_profile()
         await self._drain()
 
     async def _drain(self) -> None:

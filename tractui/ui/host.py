@@ -95,6 +95,23 @@ class CommandHost:
             return
         self.app.conversation.open_session(session_id)
         await self.app.show_history()
+        await self.follow_session_profile()
+
+    async def follow_session_profile(self) -> None:
+        """A resumed session goes on with the profile its last reply came from, when that
+        is not the current one and still loads; if it does not, one line says so."""
+        conversation = self.app.conversation
+        name = next((c.profile for c in reversed(conversation.history()) if c.kind == "assistant"), None)
+        if not name or name == conversation.profile_name:
+            return
+        try:
+            profile = self.profiles.load(name)
+        except ValueError as err:
+            current = conversation.profile_name or conversation.config.provider
+            await self.app.note(f"this session's replies came from profile '{name}', which does not load ({err}); staying on {current}", error=True)
+            return
+        result = commands.switch(profile, self, f"switched to profile '{name}', which this session's replies came from")
+        await self.app.note(result.message, error=result.error)
 
     async def _do_retry(self, _: str) -> None:
         if await self._busy():

@@ -42,8 +42,10 @@ def run_app(args: Any) -> int:
     from tractui.ui.app import TractApp
     from tractui.ui.pending import PendingConversation
 
+    chosen = getattr(args, "profile", None) or getattr(args, "provider", None)
     pending = PendingConversation(
-        startup.config, startup.settings, startup.profile_name, lambda: _conversation(store, startup, session_id)
+        startup.config, startup.settings, startup.profile_name, lambda: _conversation(store, startup, session_id),
+        follow_session_profile=session_id is not None and not chosen,
     )
     app = TractApp(pending, notices=startup.notices, theme=startup.theme)
     tune_gc()

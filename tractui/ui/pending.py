@@ -22,3 +22,4 @@ class PendingConversation:
     settings: Settings
     profile_name: str | None
     build: Callable[[], Conversation]
+    follow_session_profile: bool = False  # resumed with no --profile or --provider: take the session's own
