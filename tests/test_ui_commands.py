@@ -208,6 +208,17 @@ async def test_a_note_while_reading_further_up_shows_the_new_content_bar(tmp_pat
         assert app.query_one("#new-below").display
 
 
+async def test_clear_while_reading_further_up_leaves_no_new_content_bar(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        for word in ("one", "two", "three", "four"):
+            await run(pilot, word)
+        app.query_one("#chat").scroll_to(y=0, animate=False, immediate=True)
+        await settle(pilot)
+        await run(pilot, "/clear")
+        assert not app.query_one("#new-below").display and app.query_one("#chat").following
+
+
 async def test_export_theme_compact_quit(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:

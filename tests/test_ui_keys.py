@@ -124,6 +124,13 @@ async def test_edit_from_the_palette_gives_the_draft_back_after_esc_or_the_resen
             await pilot.press("enter")
             await settle(pilot)
             assert app.editing and box.text == "original"
+            await pilot.press("ctrl+p")  # /edit again: the draft is still the one from before the first
+            await pilot.pause()
+            for char in "/edit":
+                await pilot.press(char)
+            await pilot.pause(0.3)
+            await pilot.press("enter")
+            await settle(pilot)
             if attempt == "esc":
                 await pilot.press("escape")
             else:

@@ -86,3 +86,23 @@ async def test_a_session_resumed_from_the_command_line_takes_its_profile_unless_
     finally:
         await first.aclose()
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("argv", "chose"),
+    [
+        (["-c"], False),
+        (["--resume", "01ab"], False),
+        (["-c", "--profile", "kimi"], True),
+        (["-c", "--provider", "demo"], True),
+        (["-c", "--model", "other"], True),
+        (["-c", "--base-url", "http://127.0.0.1:9/v1"], True),
+        (["-c", "--api-key-env", "MY_KEY"], True),
+        (["-c", "--set", "temperature=0.2"], True),
+    ],
+)
+def test_a_resumed_session_keeps_what_the_command_line_chose(argv, chose):
+    from tractui.cli import build_parser
+    from tractui.ui.launch import chose_setup
+
+    assert chose_setup(build_parser().parse_args(argv)) is chose

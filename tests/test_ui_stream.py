@@ -317,6 +317,20 @@ async def test_hiding_or_folding_thinking_keeps_the_line_being_read_in_place(tmp
         await settle(pilot)
         assert not app.query_one("#chat").following
 
+        await _reading(pilot, app, "Paragraph 24 of the answer.")
+        # the segment being read removed meanwhile (redrawn for a new width or theme):
+        # the answer that held it stays where it was
+        chat = app.query_one("#chat")
+        place = chat.reading_place()
+        (segment, _), (answer, row) = place[0], place[1]
+        assert isinstance(answer, AnswerView)
+        await segment.remove()
+        await settle(pilot)
+        chat.restore(place)
+        await pilot.pause()
+        top = sum(w.virtual_region.y for w in (answer, *answer.ancestors) if w.parent is not None and w is not chat and chat in w.ancestors)
+        assert chat.scroll_y == min(chat.max_scroll_y, top - row)
+
 
 async def test_a_message_sent_while_a_reply_streams_stays_in_the_prompt(tmp_path, loopback):
     loopback.add(stalled(chat_stream(["pondering"], ["Half"], usage=None, finish=False)))

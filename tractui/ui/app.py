@@ -620,8 +620,9 @@ class TractApp(App[int]):
         if not users:
             await self.note("nothing to edit: no message sent yet in this session", error=True)
             return
+        if not self.editing:  # from the palette the prompt may hold a draft; a second /edit keeps the first's
+            self._draft = self.query_one(InputBox).text
         self.editing = True
-        self._draft = self.query_one(InputBox).text  # from the palette the prompt may hold a draft
         self.prefill(users[-1].content.text)
         self.notify("Editing your last message: Enter resends it, Esc cancels", timeout=4)
 
@@ -646,7 +647,10 @@ class TractApp(App[int]):
 
     async def clear_view(self) -> None:
         self._earlier = []
-        await self.query_one(ChatLog).remove_children()
+        chat = self.query_one(ChatLog)
+        await chat.remove_children()
+        chat.jump_to_end()  # nothing is left to read further up
+        self.query_one(NewContentHint).display = False
         await self.note("Screen cleared; the history is kept (/sessions, --continue).")
 
 

@@ -125,7 +125,7 @@ def _statuses(commit: Commit) -> list[StatusLine]:
         stored = commit.metadata.get("error") or {}
         status = stored.get("status")
         kind, message = str(stored.get("kind", "error")), str(stored.get("message", ""))
-        error = StreamError(kind, message, status if isinstance(status, int) else None)  # type: ignore[arg-type]
+        error = StreamError(kind, message, status if isinstance(status, int) and not isinstance(status, bool) else None)  # type: ignore[arg-type]
         return [StatusLine(error_line(error, live=False), "error")]
     return []
 

@@ -42,10 +42,9 @@ def run_app(args: Any) -> int:
     from tractui.ui.app import TractApp
     from tractui.ui.pending import PendingConversation
 
-    chosen = getattr(args, "profile", None) or getattr(args, "provider", None)
     pending = PendingConversation(
         startup.config, startup.settings, startup.profile_name, lambda: _conversation(store, startup, session_id),
-        follow_session_profile=session_id is not None and not chosen,
+        follow_session_profile=session_id is not None and not chose_setup(args),
     )
     app = TractApp(pending, notices=startup.notices, theme=startup.theme)
     tune_gc()
@@ -54,6 +53,15 @@ def run_app(args: Any) -> int:
     finally:
         store.close()
     return result or 0
+
+
+SETUP_FLAGS = ("profile", "provider", "model", "base_url", "api_key_env", "sets")
+
+
+def chose_setup(args: Any) -> bool:
+    """Whether the command line chose the provider, model or settings: a resumed
+    session then runs with those, not with the profile it last used."""
+    return any(getattr(args, flag, None) for flag in SETUP_FLAGS)
 
 
 FRAMES_PER_SECOND = 120

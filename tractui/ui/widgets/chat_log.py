@@ -77,7 +77,7 @@ class ChatLog(LaidOut, VerticalScroll):
         path: list[tuple[Widget, int]] = []
         children = self.children
         while True:
-            hit = next((c for c in children if c.display and _y_in(self, c) + c.outer_size.height > top), None)
+            hit = next((c for c in children if c.display and _y_in(self, c) + c.virtual_region.height > top), None)
             if hit is None:
                 break
             path.append((hit, _y_in(self, hit) - top))
@@ -87,16 +87,20 @@ class ChatLog(LaidOut, VerticalScroll):
     def restore(self, place: ReadingPlace) -> None:
         """After content around ``place`` was hidden or shown, scroll so that what was
         read is where it was on screen. Hidden meanwhile, the first thing after the
-        hidden part takes its place, at the top if that part began above the view."""
-        for index, (widget, row) in enumerate(place):
-            if not (widget.is_attached and _shown(widget, self)):
+        hidden part takes its place, at the top if that part began above the view;
+        removed meanwhile (a segment redrawn), the widget that held it stays put."""
+        hidden: tuple[Widget, int] | None = None  # the outermost hidden one so far
+        for widget, row in place:
+            if not widget.is_attached:
                 continue
-            if index:  # place[index - 1] is the outermost hidden one: what follows it moves up
-                hidden, row = place[index - 1]
-                widget = _next_shown(hidden, self)
-                if widget is None:
+            if not _shown(widget, self):
+                hidden = (widget, row)
+                continue
+            if hidden is not None:  # what follows the hidden part moves up into its place
+                after = _next_shown(hidden[0], self)
+                if after is None:
                     return
-                row = max(0, row)
+                widget, row = after, max(0, hidden[1])
             self.scroll_to(y=_y_in(self, widget) - row, animate=False, immediate=True)
             return
 
@@ -158,7 +162,9 @@ def _next_shown(widget: Widget, log: Widget) -> Widget | None:
     """The first shown widget after ``widget`` (a later sibling, or one of an ancestor's)."""
     while widget is not log:
         parent = widget.parent
-        siblings = parent.children  # type: ignore[union-attr]
+        if not isinstance(parent, Widget):
+            return None
+        siblings = parent.children
         later = siblings[siblings.index(widget) + 1 :]
         found = next((w for w in later if w.display), None)
         if found is not None:
