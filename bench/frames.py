@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
+from textual import events
 from textual._compositor import ChopsUpdate
 
 
@@ -45,3 +47,17 @@ def watch_prompt(app, box, char: str) -> list[tuple[float, int]]:
 
     app._display = painted
     return frames
+
+
+async def key_to_screen(app, box, shown: list[tuple[float, int]], char: str = "z") -> float:
+    """Type ``char`` and wait for the first frame that draws one more of it in the prompt
+    (``shown``: from ``watch_prompt`` for ``char``); the milliseconds from the key
+    entering the app's input queue to that frame."""
+    before, seen = box.text.count(char), len(shown)
+    t0 = time.perf_counter()
+    app._driver.send_message(events.Key(char, char))
+    while not any(count > before for _, count in shown[seen:]):
+        if time.perf_counter() - t0 > 5:
+            raise RuntimeError("a key typed 5 s ago is still not drawn in the prompt")
+        await asyncio.sleep(0.001)
+    return (next(at for at, count in shown[seen:] if count > before) - t0) * 1000

@@ -27,8 +27,7 @@ from tractui.ui.launch import set_frame_rate, tune_gc  # noqa: E402
 
 set_frame_rate()  # as `tractui` does, before Textual is imported
 
-from frames import watch_frames, watch_prompt  # noqa: E402
-from textual import events  # noqa: E402
+from frames import key_to_screen, watch_frames, watch_prompt  # noqa: E402
 from ui_support import DEMO, FakeClock, screen_text, wait_for  # noqa: E402
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage  # noqa: E402
@@ -60,14 +59,7 @@ async def keystrokes(app: TractApp, shown: list[tuple[float, int]], keys: int = 
     box = app.query_one("#input")
     latencies = []
     for _ in range(keys):
-        before, seen = box.text.count("z"), len(shown)
-        t0 = time.perf_counter()
-        app._driver.send_message(events.Key("z", "z"))
-        while not any(count > before for _, count in shown[seen:]):
-            if time.perf_counter() - t0 > 5:
-                raise RuntimeError("a key typed 5 s ago is still not drawn in the prompt")
-            await asyncio.sleep(0.001)
-        latencies.append((next(at for at, count in shown[seen:] if count > before) - t0) * 1000)
+        latencies.append(await key_to_screen(app, box, shown))
         await asyncio.sleep(0.03)
     return sorted(latencies)
 

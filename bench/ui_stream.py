@@ -31,9 +31,8 @@ from tractui.ui.launch import set_frame_rate, tune_gc  # noqa: E402
 
 set_frame_rate()  # as `tractui` does, before Textual is imported
 
-from frames import watch_frames, watch_prompt  # noqa: E402
+from frames import key_to_screen, watch_frames, watch_prompt  # noqa: E402
 from loopback import LoopbackServer, sse  # noqa: E402
-from textual import events  # noqa: E402
 from ui_support import build_app, chat_stream, loop_config, settle, type_line, wait_for  # noqa: E402
 
 from tractui.core.events import TextDelta, ThinkingDelta  # noqa: E402
@@ -152,16 +151,9 @@ async def keystrokes(tmp: Path, answer: str, keys: int = 100) -> tuple[list[tupl
                 if not app.streaming:
                     print(f"  (stream ended after {len(latencies)} keys)")
                     break
-                before, seen = len(box.text), len(shown)
-                t0 = time.perf_counter()
-                app._driver.send_message(events.Key("z", "z"))
-                while not any(length > before for _, length in shown[seen:]):
-                    if time.perf_counter() - t0 > 5:
-                        raise RuntimeError("a key typed 5 s ago is still not drawn in the prompt")
-                    await asyncio.sleep(0.001)
-                on_screen = next(at for at, length in shown[seen:] if length > before)
+                latency = await key_to_screen(app, box, shown)
                 part = "answer" if app.query(AssistantMessage)[-1].answer_text else "thinking"
-                latencies.append((part, (on_screen - t0) * 1000))
+                latencies.append((part, latency))
                 await asyncio.sleep(0.06)  # 100 keys span the 10 s stream
             await app.workers.wait_for_complete()
             await settle(pilot)

@@ -101,15 +101,14 @@ def test_reported_reasoning_missing_falls_back_to_the_estimate():
     assert reading.effective == 900 + 300 - COUNTER.count(THOUGHT) + tokens_of(turn()[2])
 
 
+def two_turns() -> list[Content]:
+    """Two answered turns, each with thinking (the second is the basis call's reply), and a new question."""
+    return [Content.human("q1"), ai(THOUGHT, "a1"), Content.human("q2"), ai("short thought", "a2"), Content.human("q3")]
+
+
 def test_all_but_last_stops_counting_thinking_of_an_older_turn():
     """That thinking was in the last call's input; the next request drops it."""
-    history = [
-        Content.human("q1"),
-        ai(THOUGHT, "a1"),
-        Content.human("q2"),
-        ai("short thought", "a2"),
-        Content.human("q3"),
-    ]
+    history = two_turns()
     basis = CallBasis(2000, 200, 50, 4)
     reading = measure_context(history, policy(True, "allButLast"), basis=basis, counter=COUNTER)
     assert reading.effective == 2000 + 200 - COUNTER.count(THOUGHT) + tokens_of(history[4])
@@ -123,13 +122,7 @@ def test_all_but_last_stops_counting_thinking_of_an_older_turn():
 def test_a_policy_changed_since_the_last_call_moves_the_earlier_turns_thinking_at_once():
     """The last call went out with thinking stripped; /set reasoning.includeInContext true
     sends the earlier turn's thinking from the next request on, so it counts now, and back."""
-    history = [
-        Content.human("q1"),
-        ai(THOUGHT, "a1"),
-        Content.human("q2"),
-        ai("short thought", "a2"),
-        Content.human("q3"),
-    ]
+    history = two_turns()
     stripped = CallBasis(2000, 200, 50, 4, policy="all")
     sent = measure_context(history, policy(True, "none"), basis=stripped, counter=COUNTER)
     assert sent.effective == 2000 + 200 + COUNTER.count(THOUGHT) + tokens_of(history[4])

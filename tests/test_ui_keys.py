@@ -95,16 +95,21 @@ async def test_ctrl_c_copies_a_selection_and_quits_when_pressed_twice(tmp_path):
     assert app.return_value == 0
 
 
+async def palette(pilot, command: str) -> None:
+    """Run ``command`` from the command palette (Ctrl+P), as a user types it there."""
+    await pilot.press("ctrl+p")
+    await pilot.pause()
+    for char in command:
+        await pilot.press(char)
+    await pilot.pause(0.3)  # the palette searches after a short delay
+    await pilot.press("enter")
+    await settle(pilot)
+
+
 async def test_command_palette_offers_the_slash_commands(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        for char in "/context":
-            await pilot.press(char)
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await settle(pilot)
+        await palette(pilot, "/context")
         assert isinstance(app.screen, ContextScreen)
 
 
@@ -116,21 +121,9 @@ async def test_edit_from_the_palette_gives_the_draft_back_after_esc_or_the_resen
         box = app.query_one("#input")
         for attempt in ("esc", "enter"):
             box.load_text("a draft I am still writing")
-            await pilot.press("ctrl+p")
-            await pilot.pause()
-            for char in "/edit":
-                await pilot.press(char)
-            await pilot.pause(0.3)
-            await pilot.press("enter")
-            await settle(pilot)
+            await palette(pilot, "/edit")
             assert app.editing and box.text == "original"
-            await pilot.press("ctrl+p")  # /edit again: the draft is still the one from before the first
-            await pilot.pause()
-            for char in "/edit":
-                await pilot.press(char)
-            await pilot.pause(0.3)
-            await pilot.press("enter")
-            await settle(pilot)
+            await palette(pilot, "/edit")  # again: the draft is still the one from before the first
             if attempt == "esc":
                 await pilot.press("escape")
             else:

@@ -73,15 +73,26 @@ async def test_escape_cancels_and_keeps_what_arrived(tmp_path, loopback):
         assert last.status == "interrupted" and last.content.text == "Half an answer"
 
 
-async def test_errors_show_inline(tmp_path, loopback):
+def _error_text(app) -> str:
+    return str([s for s in app.query(StatusLine) if s.kind == "error"][0].render())
+
+
+async def test_errors_show_inline_and_keep_their_http_status_when_resumed(tmp_path, loopback):
     loopback.add(error(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}))
     app = build_app(tmp_path, config=loop_config(loopback))
     async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, "hello")
         await settle(pilot)
-        line = [s for s in app.query(StatusLine) if s.kind == "error"][0]
-        text = str(line.render())
+        text = _error_text(app)
         assert text.startswith("✗ auth (401)") and "Incorrect API key" in text
+        session = app.conversation.session_id
+
+    resumed = build_app(tmp_path)
+    resumed.conversation.open_session(session)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        line = _error_text(resumed)
+    assert line.startswith("✗ auth (401): ") and "Incorrect API key" in line
 
 
 async def test_a_resumed_error_reads_as_it_did_live_without_the_retry_hint(tmp_path, loopback):
@@ -91,7 +102,7 @@ async def test_a_resumed_error_reads_as_it_did_live_without_the_retry_hint(tmp_p
     async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, "hello")
         await settle(pilot)
-        live = str([s for s in app.query(StatusLine) if s.kind == "error"][0].render())
+        live = _error_text(app)
         session = app.conversation.session_id
     assert live.startswith("✗ cut: ") and live.endswith(" — /retry to try again")
 
@@ -99,24 +110,8 @@ async def test_a_resumed_error_reads_as_it_did_live_without_the_retry_hint(tmp_p
     resumed.conversation.open_session(session)
     async with resumed.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        line = str([s for s in resumed.query(StatusLine) if s.kind == "error"][0].render())
+        line = _error_text(resumed)
     assert line == live.removesuffix(" — /retry to try again")
-
-
-async def test_a_resumed_error_keeps_its_http_status(tmp_path, loopback):
-    loopback.add(error(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}))
-    app = build_app(tmp_path, config=loop_config(loopback))
-    async with app.run_test(size=SIZE) as pilot:
-        await type_line(pilot, "hello")
-        await settle(pilot)
-        session = app.conversation.session_id
-
-    resumed = build_app(tmp_path)
-    resumed.conversation.open_session(session)
-    async with resumed.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        line = str([s for s in resumed.query(StatusLine) if s.kind == "error"][0].render())
-    assert line.startswith("✗ auth (401): ") and "Incorrect API key" in line
 
 
 async def test_retry_countdown_is_live_then_replaced_by_the_answer(tmp_path, loopback):

@@ -418,6 +418,6 @@ def _basis(chain: list[Commit]) -> CallBasis | None:
                 reasoning_tokens=usage.reasoning_tokens,
                 message_count=int(basis["message_count"]),
                 estimated_input=int(basis["estimated_input"]),
-                policy=basis.get("policy") if basis.get("policy") in get_args(StripPolicy) else None,
+                policy=policy if (policy := basis.get("policy")) in get_args(StripPolicy) else None,
             )
     return None

@@ -647,10 +647,8 @@ class TractApp(App[int]):
 
     async def clear_view(self) -> None:
         self._earlier = []
-        chat = self.query_one(ChatLog)
-        await chat.remove_children()
-        chat.jump_to_end()  # nothing is left to read further up
-        self.query_one(NewContentHint).display = False
+        await self.query_one(ChatLog).remove_children()
+        self.action_follow()  # nothing is left to read further up: no bar, the next note in view
         await self.note("Screen cleared; the history is kept (/sessions, --continue).")
 
 

@@ -75,12 +75,10 @@ class ChatLog(LaidOut, VerticalScroll):
         each with the row it sits at (negative: it began above the view)."""
         top = round(self.scroll_y)
         path: list[tuple[Widget, int]] = []
-        children = self.children
-        while True:
-            hit = next((c for c in children if c.display and _y_in(self, c) + c.virtual_region.height > top), None)
-            if hit is None:
-                break
-            path.append((hit, _y_in(self, hit) - top))
+        y, children = 0, self.children  # y: where the container of ``children`` starts
+        while (hit := next((c for c in children if c.display and y + c.virtual_region.bottom > top), None)) is not None:
+            y += hit.virtual_region.y
+            path.append((hit, y - top))
             children = hit.children
         return tuple(reversed(path))
 

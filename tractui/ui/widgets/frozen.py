@@ -43,18 +43,22 @@ class FrozenSegment(Widget):
 
     def __init__(self, strips: list[Strip], width: int, source: str) -> None:
         super().__init__(classes="answer-frozen")
-        self._rows = [(list(strip), strip.cell_length) for strip in strips]
-        self._lines = [strip.text.rstrip() for strip in strips]
+        self._rows: list[tuple[list[Segment], int]] = []
+        self._lines: list[str] = []
         self.captured_width = width
-        self.sources = [source]  # one per captured segment, each drawn again on its own when thawed
+        self.sources: list[str] = []  # one per captured segment, each drawn again on its own when thawed
         self._selected: LRUCache[int, Strip] = LRUCache(256)
+        self._add(strips, source)
 
     def extend(self, strips: list[Strip], source: str) -> None:
         """Add the lines of the segment that follows, captured at the same width."""
+        self._add(strips, source)
+        self.refresh(layout=True)
+
+    def _add(self, strips: list[Strip], source: str) -> None:
         self._rows += [(list(strip), strip.cell_length) for strip in strips]
         self._lines += [strip.text.rstrip() for strip in strips]
         self.sources.append(source)
-        self.refresh(layout=True)
 
     @property
     def lines(self) -> list[str]:
