@@ -16,10 +16,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from tractui import compaction_plan as plan
-from tractui.compaction import Summarizer, compact, live_turns, transcript_parts
+from tractui.conversation.compaction import plan
+from tractui.conversation.compaction.run import Summarizer, compact, live_turns, transcript_parts
 from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage
-from tractui.core.context import measure_context
+from tractui.core.gauge import measure_context
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.providers import ProviderConfig
@@ -39,19 +39,35 @@ def build(store: HistoryStore) -> str:
             speaker="ai",
             blocks=[
                 ThinkingBlock(thought=f"The user asks about module_{i % 97}.py; check the invalidation path first."),
-                TextBlock(text=f"In module_{i % 97}.py the cache is rebuilt when `stale()` returns true; see line {i % 400}."),
+                TextBlock(
+                    text=f"In module_{i % 97}.py the cache is rebuilt when `stale()` returns true; see line {i % 400}."
+                ),
             ],
         )
-        for kind, content, usage in (("user", user, None), ("assistant", reply, Usage(input_tokens=100, output_tokens=60))):
+        for kind, content, usage in (
+            ("user", user, None),
+            ("assistant", reply, Usage(input_tokens=100, output_tokens=60)),
+        ):
             cid = new_id()
             commits.append(
-                {"id": cid, "parent_id": parent, "kind": kind, "content": content.model_dump(mode="json"),
-                 "usage": usage.model_dump(mode="json") if usage else None, "created_at": now, "metadata": {}}
+                {
+                    "id": cid,
+                    "parent_id": parent,
+                    "kind": kind,
+                    "content": content.model_dump(mode="json"),
+                    "usage": usage.model_dump(mode="json") if usage else None,
+                    "created_at": now,
+                    "metadata": {},
+                }
             )
             parent = cid
     store.import_session(
-        {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "commits": commits,
-         "session": {"id": sid, "created_at": now, "updated_at": now, "head": parent, "title": "bench"}}
+        {
+            "format": EXPORT_FORMAT,
+            "version": EXPORT_VERSION,
+            "commits": commits,
+            "session": {"id": sid, "created_at": now, "updated_at": now, "head": parent, "title": "bench"},
+        }
     )
     return sid
 
@@ -92,7 +108,9 @@ async def main() -> None:
         t = time.perf_counter()
         turns = live_turns(chain, settings, counter)
         warm = time.perf_counter() - t
-        summarizer = TimedSummarizer(DemoProvider(ProviderConfig("demo", "demo"), pace=0), settings.copy(), counter, "demo/demo")
+        summarizer = TimedSummarizer(
+            DemoProvider(ProviderConfig("demo", "demo"), pace=0), settings.copy(), counter, "demo/demo"
+        )
         t = time.perf_counter()
         count = plan.choose_split([x.tokens for x in turns], keep_turns=4, keep_fraction=None, limit=128_000)
         parts = transcript_parts(turns[:count], summarizer, True)
@@ -108,7 +126,9 @@ async def main() -> None:
         reading = measure_context(merge_commits(after), settings, counter=counter)
         gauge = time.perf_counter() - t
 
-        print(f"session: {len(chain):,} messages, {tokens:,} tokens as sent; {count:,} turns summarised in {len(parts)} parts")
+        print(
+            f"session: {len(chain):,} messages, {tokens:,} tokens as sent; {count:,} turns summarised in {len(parts)} parts"
+        )
         print(f"result: {result.message}")
         print(f"load chain            {ms(load)}")
         print(f"compile + count cold  {ms(cold)}")
@@ -116,7 +136,9 @@ async def main() -> None:
         print(f"plan + render parts   {ms(planning)}")
         print(f"gauge after compaction{ms(gauge)}  (effective {reading.effective:,}, estimated={reading.estimated})")
         print(f"compact() total       {ms(total)}  of which {summarizer.calls} model calls {ms(summarizer.model_time)}")
-        print(f"added by compaction   {ms(total - summarizer.model_time)}  (compile, count, plan, store; warm tokenizer cache)")
+        print(
+            f"added by compaction   {ms(total - summarizer.model_time)}  (compile, count, plan, store; warm tokenizer cache)"
+        )
         store.close()
 
 

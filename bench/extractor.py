@@ -35,7 +35,9 @@ def main() -> None:
     text = sample_text()
     mb = len(text.encode()) / 1e6
     print(f"text: {len(text):,} chars ({mb:.1f} MB), one think block then the answer")
-    print(f"{'chunk':>6} {'extractor MB/s':>15} {'chunks/s':>12} {'str.find MB/s':>14} {'find chunks/s':>14} {'ratio':>6}")
+    print(
+        f"{'chunk':>6} {'extractor MB/s':>15} {'chunks/s':>12} {'str.find MB/s':>14} {'find chunks/s':>14} {'ratio':>6}"
+    )
     for size in SIZES:
         chunks = [text[i : i + size] for i in range(0, len(text), size)]
 

@@ -39,7 +39,11 @@ def watch_prompt(app, box, char: str) -> list[tuple[float, int]]:
             return
         top, bottom = box.region.y, box.region.bottom
         if isinstance(renderable, ChopsUpdate):
-            lines = [[strip for strip in renderable.chops[y].values() if strip] for y, _, _ in renderable.spans if top <= y < bottom]
+            lines = [
+                [strip for strip in renderable.chops[y].values() if strip]
+                for y, _, _ in renderable.spans
+                if top <= y < bottom
+            ]
         else:
             lines = [list(line) for y, line in enumerate(renderable.strips, renderable.region.y) if top <= y < bottom]
         if lines:

@@ -30,10 +30,10 @@ set_frame_rate()  # as `tractui` does, before Textual is imported
 from frames import key_to_screen, watch_frames, watch_prompt  # noqa: E402
 from ui_support import DEMO, FakeClock, screen_text, wait_for  # noqa: E402
 
+from tractui.conversation.conversation import Conversation  # noqa: E402
 from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage  # noqa: E402
 from tractui.core.settings import Settings  # noqa: E402
 from tractui.providers.demo import DemoProvider  # noqa: E402
-from tractui.session import Conversation  # noqa: E402
 from tractui.store.history import HistoryStore  # noqa: E402
 from tractui.ui.app import TractApp  # noqa: E402
 from tractui.ui.widgets.chat_log import ChatLog  # noqa: E402
@@ -46,10 +46,12 @@ THOUGHT = "The user asks how to reverse a list; I should compare slicing, revers
 ANSWER = (
     "## Reversing, part {i}\n\n"
     + "Slicing with a negative step builds a new list and leaves the old one alone, while `list.reverse()` "
-    "works in place and returns `None`. " * 6
+    "works in place and returns `None`. "
+    * 6
     + "\n\n- slicing: a copy\n- `reverse()`: in place\n- `reversed()`: lazy, one pass\n\n"
     "```python\ndef newest_first(events: list[str]) -> list[str]:\n    return list(reversed(events))\n```\n\n"
-    + "Pick the one that matches who else holds a reference to the list. " * 8
+    + "Pick the one that matches who else holds a reference to the list. "
+    * 8
 )
 
 
@@ -68,9 +70,18 @@ def build_session(store: HistoryStore) -> str:
     sid = store.create_session("bench")
     for i in range(TURNS):
         store.append(sid, "user", Content.human(f"question {i}: how do I reverse a list?"))
-        store.append(sid, "reasoning", Content(speaker="ai", blocks=[ThinkingBlock(thought=THOUGHT, source_field="reasoning_content")]))
+        store.append(
+            sid,
+            "reasoning",
+            Content(speaker="ai", blocks=[ThinkingBlock(thought=THOUGHT, source_field="reasoning_content")]),
+        )
         answer = ANSWER.format(i=i) + (" NEWEST-REPLY-END" if i == TURNS - 1 else "")
-        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text=answer)]), usage=Usage(input_tokens=1000 + i, output_tokens=900))
+        store.append(
+            sid,
+            "assistant",
+            Content(speaker="ai", blocks=[TextBlock(text=answer)]),
+            usage=Usage(input_tokens=1000 + i, output_tokens=900),
+        )
     return sid
 
 
@@ -88,8 +99,10 @@ async def run(folder: Path) -> None:
         print(f"{TURNS} long replies: newest reply on screen after {shown * 1000:.0f} ms (goal < 1,000 ms)")
 
         latencies = await keystrokes(app, prompt)
-        print(f"  keystroke to screen right after: median {statistics.median(latencies):.1f} ms, "
-              f"p95 {latencies[int(0.95 * (len(latencies) - 1))]:.1f} ms (goal < 50 ms)")
+        print(
+            f"  keystroke to screen right after: median {statistics.median(latencies):.1f} ms, "
+            f"p95 {latencies[int(0.95 * (len(latencies) - 1))]:.1f} ms (goal < 50 ms)"
+        )
 
         chat = app.query_one(ChatLog)
         batches = []
@@ -105,11 +118,15 @@ async def run(folder: Path) -> None:
             batches.append((frames[-1] - t0) * 1000)
             await asyncio.sleep(0.2)  # the user reads a little
         assert "question 0:" in "".join(u.text for u in app.query(UserMessage))
-        print(f"  scrolling up to the first message: {len(batches)} batches of older messages, each drawn in "
-              f"median {statistics.median(batches):.0f} ms, max {max(batches):.0f} ms")
+        print(
+            f"  scrolling up to the first message: {len(batches)} batches of older messages, each drawn in "
+            f"median {statistics.median(batches):.0f} ms, max {max(batches):.0f} ms"
+        )
         latencies = await keystrokes(app, prompt)
-        print(f"  keystroke to screen with all {TURNS * 2} messages drawn: median {statistics.median(latencies):.1f} ms, "
-              f"p95 {latencies[int(0.95 * (len(latencies) - 1))]:.1f} ms")
+        print(
+            f"  keystroke to screen with all {TURNS * 2} messages drawn: median {statistics.median(latencies):.1f} ms, "
+            f"p95 {latencies[int(0.95 * (len(latencies) - 1))]:.1f} ms"
+        )
     store.close()
 
 

@@ -31,7 +31,7 @@ def first_frame(env: dict[str, str]) -> float:
     master, slave = pty.openpty()
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tractui.cli"], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+        [sys.executable, "-m", "tractui"], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
     )
     os.close(slave)
     seen = b""
@@ -50,7 +50,14 @@ def first_frame(env: dict[str, str]) -> float:
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        env = {**os.environ, "TRACTUI_CONFIG_DIR": f"{tmp}/config", "TRACTUI_DATA_DIR": f"{tmp}/data", "TERM": "xterm-256color", "COLUMNS": "100", "LINES": "30"}
+        env = {
+            **os.environ,
+            "TRACTUI_CONFIG_DIR": f"{tmp}/config",
+            "TRACTUI_DATA_DIR": f"{tmp}/data",
+            "TERM": "xterm-256color",
+            "COLUMNS": "100",
+            "LINES": "30",
+        }
         imports = [bare_import() for _ in range(RUNS)]
         frames = [first_frame(env) for _ in range(RUNS)]
     imp, frame = statistics.median(imports), statistics.median(frames)

@@ -31,7 +31,11 @@ ANSWER = "Turn the list into a generator: replace `out.append(x)` with `yield x`
 
 def reply(i: int) -> tuple[Content, Content]:
     meta = {"provider": "anthropic", "model": "claude-sonnet-4", "base_url": "https://api.anthropic.com"}
-    thinking = Content(speaker="ai", blocks=[ThinkingBlock(thought=f"{i} {THOUGHT}", source_field="thinking", signature="c2ln" * 40)], metadata=meta)
+    thinking = Content(
+        speaker="ai",
+        blocks=[ThinkingBlock(thought=f"{i} {THOUGHT}", source_field="thinking", signature="c2ln" * 40)],
+        metadata=meta,
+    )
     answer = Content(speaker="ai", blocks=[TextBlock(text=f"{i} {ANSWER}")], metadata=meta)
     return thinking, answer
 
@@ -43,7 +47,12 @@ def bench_append(folder: Path) -> float:
         for i in range(APPENDS):
             content = Content.human(f"{i} {QUESTION}") if i % 2 == 0 else reply(i)[1]
             start = time.perf_counter()
-            store.append(sid, "user" if i % 2 == 0 else "assistant", content, usage=None if i % 2 == 0 else Usage(input_tokens=i, output_tokens=300))
+            store.append(
+                sid,
+                "user" if i % 2 == 0 else "assistant",
+                content,
+                usage=None if i % 2 == 0 else Usage(input_tokens=i, output_tokens=300),
+            )
             times.append(time.perf_counter() - start)
     return statistics.median(times)
 
@@ -59,15 +68,30 @@ def build_session(path: Path) -> str:
             ("assistant", answer, Usage(input_tokens=1000 + i, output_tokens=400, reasoning_tokens=200)),
         ):
             cid = new_id()
-            commits.append({
-                "id": cid, "parent_id": parent, "session_id": "", "kind": kind, "content": content.model_dump(mode="json"),
-                "usage": usage.model_dump(mode="json") if usage else None, "provider": "anthropic", "model": "claude-sonnet-4",
-                "profile": None, "created_at": now, "status": "complete", "metadata": {},
-            })
+            commits.append(
+                {
+                    "id": cid,
+                    "parent_id": parent,
+                    "session_id": "",
+                    "kind": kind,
+                    "content": content.model_dump(mode="json"),
+                    "usage": usage.model_dump(mode="json") if usage else None,
+                    "provider": "anthropic",
+                    "model": "claude-sonnet-4",
+                    "profile": None,
+                    "created_at": now,
+                    "status": "complete",
+                    "metadata": {},
+                }
+            )
             parent = cid
     sid = new_id()
-    data = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
-            "session": {"id": sid, "created_at": now, "updated_at": now, "head": parent, "title": "bench"}, "commits": commits}
+    data = {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "session": {"id": sid, "created_at": now, "updated_at": now, "head": parent, "title": "bench"},
+        "commits": commits,
+    }
     with HistoryStore(path) as store:
         store.import_session(data)
     return sid
@@ -94,8 +118,10 @@ def main() -> None:
             start = time.perf_counter()
             commits, messages = resume(path, sid, settings)
             runs.append(time.perf_counter() - start)
-        print(f"resume: open + load {commits} commits + compile {messages} messages: "
-              f"median {statistics.median(runs) * 1000:.0f} ms, best {min(runs) * 1000:.0f} ms (goal < 300 ms)")
+        print(
+            f"resume: open + load {commits} commits + compile {messages} messages: "
+            f"median {statistics.median(runs) * 1000:.0f} ms, best {min(runs) * 1000:.0f} ms (goal < 300 ms)"
+        )
 
         gc.collect()
         tracemalloc.start()
@@ -104,7 +130,9 @@ def main() -> None:
         held = tracemalloc.get_traced_memory()[0]
         tracemalloc.stop()
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        print(f"memory: loaded session holds {held / 2**20:.1f} MiB ({len(chain)} commits); process peak RSS {rss:.0f} MiB")
+        print(
+            f"memory: loaded session holds {held / 2**20:.1f} MiB ({len(chain)} commits); process peak RSS {rss:.0f} MiB"
+        )
 
 
 if __name__ == "__main__":

@@ -21,11 +21,11 @@ from httpx_sse import EventSource
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from loopback import LoopbackServer, sse  # noqa: E402
+from loopback import LoopbackServer, sse
 
-from tractui.core.content import Content  # noqa: E402
-from tractui.core.settings import Settings  # noqa: E402
-from tractui.providers import ProviderConfig, make_provider  # noqa: E402
+from tractui.core.content import Content
+from tractui.core.settings import Settings
+from tractui.providers import ProviderConfig, make_provider
 
 ROUNDS = 3
 
@@ -56,7 +56,9 @@ async def bare(server: LoopbackServer, client: httpx.AsyncClient) -> int:
 
 
 async def ours(server: LoopbackServer, client: httpx.AsyncClient) -> int:
-    provider = make_provider(ProviderConfig("openai", "bench", base_url=f"{server.url}/v1", api_key_env=""), client=client)
+    provider = make_provider(
+        ProviderConfig("openai", "bench", base_url=f"{server.url}/v1", api_key_env=""), client=client
+    )
     count = 0
     async for _ in provider.stream([Content.human("go")], Settings()):
         count += 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock
-from tractui.core.context import CallBasis, measure_context
+from tractui.core.gauge import CallBasis, measure_context
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter, get_encoding
 
@@ -29,7 +29,9 @@ def counting() -> None:
         start = time.perf_counter()
         n = len(enc.encode_ordinary(text))
         took = time.perf_counter() - start
-        print(f"{name}: load {load * 1000:.0f} ms; {mb:.1f} MB -> {n:,} tokens in {took * 1000:.0f} ms ({mb / took:.1f} MB/s, {n / took / 1e6:.2f}M tokens/s)")
+        print(
+            f"{name}: load {load * 1000:.0f} ms; {mb:.1f} MB -> {n:,} tokens in {took * 1000:.0f} ms ({mb / took:.1f} MB/s, {n / took / 1e6:.2f}M tokens/s)"
+        )
 
 
 def history(tokens: int, counter: TokenCounter) -> list[Content]:
@@ -38,7 +40,15 @@ def history(tokens: int, counter: TokenCounter) -> list[Content]:
     i = 0
     while total < tokens:
         out.append(Content.human(f"Question {i}: " + PARAGRAPH))
-        out.append(Content(speaker="ai", blocks=[ThinkingBlock(thought=f"Thinking {i}. " + PARAGRAPH * 2), TextBlock(text=f"Answer {i}. " + PARAGRAPH * 2)]))
+        out.append(
+            Content(
+                speaker="ai",
+                blocks=[
+                    ThinkingBlock(thought=f"Thinking {i}. " + PARAGRAPH * 2),
+                    TextBlock(text=f"Answer {i}. " + PARAGRAPH * 2),
+                ],
+            )
+        )
         total = counter.count_messages(out)
         i += 1
     return out
@@ -84,6 +94,7 @@ def main() -> None:
                 f"  {size:>7,}-token history ({count:>4} messages): {new_message * 1e6:6.1f} µs new message, "
                 f"{streaming * 1e6:6.1f} µs streaming reply (re-counted, up to 4k chars), {estimate * 1e6:6.1f} µs pure estimate"
             )
+
 
 if __name__ == "__main__":
     main()

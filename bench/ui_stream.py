@@ -72,7 +72,7 @@ PROSE = (
     "- `deque.rotate`: for rings, not reversal\n\n"
     "```python\nfrom collections import deque\n\n\ndef newest_first(events: list[str]) -> list[str]:\n"
     "    recent = deque(events, maxlen=100)\n    return list(reversed(recent))\n\n\n"
-    "print(newest_first([\"a\", \"b\", \"c\"]))\n```\n\n" + _PARAGRAPH * 2 + "\n\n"
+    'print(newest_first(["a", "b", "c"]))\n```\n\n' + _PARAGRAPH * 2 + "\n\n"
 )
 
 
@@ -144,7 +144,11 @@ async def keystrokes(tmp: Path, answer: str, keys: int = 100) -> tuple[list[tupl
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
             await type_line(pilot, "go")
-            await wait_for(pilot, lambda: bool(app.query(AssistantMessage)) and bool(app.query(AssistantMessage)[-1].parts), timeout=30)
+            await wait_for(
+                pilot,
+                lambda: bool(app.query(AssistantMessage)) and bool(app.query(AssistantMessage)[-1].parts),
+                timeout=30,
+            )
             box = app.query_one("#input")
             shown = watch_prompt(app, box, "z")  # a letter the prompt's placeholder lacks
             for _ in range(keys):
@@ -183,11 +187,15 @@ async def main() -> None:
                 f"  stream of {TOKENS} tokens: {statistics.median(rates):,.0f} tokens/s displayed "
                 f"(median of {RUNS} runs, slowest {rates[0]:,.0f}; goal >= 5,000)"
             )
-            print(f"  last token to final frame: median {statistics.median(tails):.1f} ms, worst {tails[-1]:.1f} ms (goal < 100 ms)")
+            print(
+                f"  last token to final frame: median {statistics.median(tails):.1f} ms, worst {tails[-1]:.1f} ms (goal < 100 ms)"
+            )
             gc.collect()
             keys, arrival = await keystrokes(Path(tmp) / name / "b", answer)
             reached = ", ".join(f"{part} {tok_s:,.0f}" for part, tok_s in arrival.items())
-            print(f"  keystroke to screen during a 2,000 tok/s stream ({reached} tok/s reached the app; goal p95 < 50 ms):")
+            print(
+                f"  keystroke to screen during a 2,000 tok/s stream ({reached} tok/s reached the app; goal p95 < 50 ms):"
+            )
             for part in ("all", "thinking", "answer"):
                 lat = sorted(ms for p, ms in keys if part in ("all", p)) or [float("nan")]
                 p95 = lat[int(0.95 * (len(lat) - 1))]

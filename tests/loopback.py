@@ -115,7 +115,9 @@ def json_body(obj: Any, status: int = 200, **opts: Any) -> Reply:
     return Reply(status=status, body=body, content_type="application/json", **opts)
 
 
-def error(status: int, body: Any = b"", *, retry_after: float | None = None, headers: dict[str, str] | None = None) -> Reply:
+def error(
+    status: int, body: Any = b"", *, retry_after: float | None = None, headers: dict[str, str] | None = None
+) -> Reply:
     """An error answer, e.g. ``error(429, {...}, retry_after=1)``."""
     reply = json_body(body if body != b"" else {"error": {"message": f"HTTP {status}"}}, status=status, seed=None)
     reply.headers = dict(headers or {})
@@ -152,19 +154,39 @@ def openai_chat_reply(
     base = {"id": "chatcmpl-loop", "object": "chat.completion.chunk", "created": 0, "model": model}
     chunks: list[Any] = []
     if reasoning:
-        chunks.append({**base, "choices": [{"index": 0, "delta": {"role": "assistant", reasoning_field: reasoning}, "finish_reason": None}]})
+        chunks.append(
+            {
+                **base,
+                "choices": [
+                    {"index": 0, "delta": {"role": "assistant", reasoning_field: reasoning}, "finish_reason": None}
+                ],
+            }
+        )
     half = len(text) // 2
     for piece in (text[:half], text[half:]):
         if piece:
             chunks.append({**base, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
     chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-    out_tokens = completion_tokens if completion_tokens is not None else max(1, len(text.split()) + len(reasoning.split()))
-    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": out_tokens, "total_tokens": prompt_tokens + out_tokens}
+    out_tokens = (
+        completion_tokens if completion_tokens is not None else max(1, len(text.split()) + len(reasoning.split()))
+    )
+    usage = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": out_tokens,
+        "total_tokens": prompt_tokens + out_tokens,
+    }
     chunks.append({**base, "choices": [], "usage": usage})
     return sse(encode_sse(chunks), **opts)
 
 
-_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 429: "Too Many Requests"}
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    429: "Too Many Requests",
+}
 
 
 class LoopbackServer:
@@ -267,7 +289,9 @@ class LoopbackServer:
     async def _reply_for(self, request: Request) -> Reply:
         scripted = self._queue.pop(0) if self._queue else self.default
         if scripted is None:
-            return json_body({"error": {"message": f"loopback: nothing scripted for {request.method} {request.path}"}}, status=599)
+            return json_body(
+                {"error": {"message": f"loopback: nothing scripted for {request.method} {request.path}"}}, status=599
+            )
         if isinstance(scripted, Reply):
             return scripted
         made = scripted(request)
@@ -275,7 +299,12 @@ class LoopbackServer:
 
     async def _write(self, writer: asyncio.StreamWriter, reply: Reply) -> None:
         reason = _REASONS.get(reply.status, "Status")
-        head = [f"HTTP/1.1 {reply.status} {reason}", f"Content-Type: {reply.content_type}", "Transfer-Encoding: chunked", "Connection: close"]
+        head = [
+            f"HTTP/1.1 {reply.status} {reason}",
+            f"Content-Type: {reply.content_type}",
+            "Transfer-Encoding: chunked",
+            "Connection: close",
+        ]
         head += [f"{k}: {v}" for k, v in reply.headers.items()]
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
         await writer.drain()

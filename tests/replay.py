@@ -9,13 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from loopback import LoopbackServer
+
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content
 from tractui.core.events import StreamEvent
 from tractui.core.reasoning import apply_reasoning_policy
 from tractui.core.settings import Settings
 from tractui.providers import ProviderConfig, make_provider
-from tractui.providers.base import Provider
+from tractui.providers.transport import Provider
 
 # every combination of reasoning.includeInContext × reasoning.format × reasoning.stripFromContext
 COMBOS = list(itertools.product((False, True), ("native", "field"), ("all", "allButLast", "none")))
@@ -33,7 +34,9 @@ def settings(**values: Any) -> Settings:
 
 
 def combo_settings(include: bool, fmt: str, strip: str, **extra: Any) -> Settings:
-    return settings(reasoning__includeInContext=include, reasoning__format=fmt, reasoning__stripFromContext=strip, **extra)
+    return settings(
+        reasoning__includeInContext=include, reasoning__format=fmt, reasoning__stripFromContext=strip, **extra
+    )
 
 
 async def collect(

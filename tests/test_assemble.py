@@ -38,7 +38,10 @@ def test_thinking_then_text_and_usage():
         ]
     )
     content = asm.content({"provider": "x"})
-    assert [(b.type, getattr(b, "thought", getattr(b, "text", None))) for b in content.blocks] == [("thinking", "ab"), ("text", "Hello")]
+    assert [(b.type, getattr(b, "thought", getattr(b, "text", None))) for b in content.blocks] == [
+        ("thinking", "ab"),
+        ("text", "Hello"),
+    ]
     assert content.blocks[0].source_field == "reasoning_content"
     assert content.metadata == {"provider": "x"}
     assert asm.usage.reasoning_tokens == 2 and asm.finish_reason == "stop"

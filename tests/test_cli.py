@@ -6,12 +6,12 @@ from tractui import __version__
 
 
 def test_version_prints_the_package_version():
-    out = subprocess.run([sys.executable, "-m", "tractui.cli", "--version"], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-m", "tractui", "--version"], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == f"tractui {__version__}"
 
 
 def test_help_lists_print_mode():
-    out = subprocess.run([sys.executable, "-m", "tractui.cli", "--help"], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-m", "tractui", "--help"], capture_output=True, text=True, check=True)
     assert "-p PROMPT" in out.stdout
 
 
@@ -31,6 +31,6 @@ def test_the_app_updates_the_screen_up_to_120_times_a_second_unless_told_otherwi
 
 
 def test_the_command_line_imports_no_textual_before_the_frame_rate_is_set():
-    code = "import sys, tractui.cli, tractui.ui.launch, tractui.startup; print(any(m.startswith('textual') for m in sys.modules))"
+    code = "import sys, tractui.cli.main, tractui.ui.launch, tractui.config.startup; print(any(m.startswith('textual') for m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"

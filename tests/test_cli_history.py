@@ -7,8 +7,9 @@ import json
 
 import pytest
 
-from tractui.cli import main
-from tractui.cli_history import run_history_command
+from tractui.cli.history import run_history_command
+from tractui.cli.main import main
+from tractui.config.paths import history_path
 from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage
 from tractui.store.compile import summary_metadata
 from tractui.store.history import HistoryStore
@@ -34,16 +35,37 @@ def run(*argv: str, out: io.StringIO | None = None) -> tuple[int, str, str]:
 
 
 def populate() -> str:
-    with HistoryStore() as store:
+    with HistoryStore(history_path()) as store:
         sid = store.create_session()
         store.append(sid, "user", Content.human("How do I cross the street?"))
-        store.append(sid, "reasoning", Content(speaker="ai", blocks=[ThinkingBlock(thought="Safety first.\nLook both ways.", source_field="thinking")]), model="claude")
-        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text="Look left, then right.")]),
-                     provider="anthropic", model="claude", usage=Usage(input_tokens=40, output_tokens=120, reasoning_tokens=80))
+        store.append(
+            sid,
+            "reasoning",
+            Content(
+                speaker="ai", blocks=[ThinkingBlock(thought="Safety first.\nLook both ways.", source_field="thinking")]
+            ),
+            model="claude",
+        )
+        store.append(
+            sid,
+            "assistant",
+            Content(speaker="ai", blocks=[TextBlock(text="Look left, then right.")]),
+            provider="anthropic",
+            model="claude",
+            usage=Usage(input_tokens=40, output_tokens=120, reasoning_tokens=80),
+        )
         first, last = store.chain(sid)[0].id, store.chain(sid)[-1].id
-        store.append(sid, "summary", Content.human("Summary: crossing advice given."), metadata=summary_metadata(first, last))
+        store.append(
+            sid, "summary", Content.human("Summary: crossing advice given."), metadata=summary_metadata(first, last)
+        )
         store.append(sid, "user", Content.human("And at night?"))
-        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text="Wear something bright.")]), status="interrupted", model="claude")
+        store.append(
+            sid,
+            "assistant",
+            Content(speaker="ai", blocks=[TextBlock(text="Wear something bright.")]),
+            status="interrupted",
+            model="claude",
+        )
         return sid
 
 
@@ -83,7 +105,9 @@ def test_export_markdown_keeps_thinking_marked(data):
     populate()
     code, out, _ = run("export", "--format", "md")
     assert code == 0
-    assert "<details>\n<summary>Thinking (thinking)</summary>\n\n> Safety first.\n> Look both ways.\n\n</details>" in out
+    assert (
+        "<details>\n<summary>Thinking (thinking)</summary>\n\n> Safety first.\n> Look both ways.\n\n</details>" in out
+    )
     assert "Look left, then right." in out and "## You" in out and "## Assistant (claude)" in out
     assert "_(interrupted)_" in out and "compacted" in out
 
@@ -132,10 +156,17 @@ def test_dispatch_through_the_entry_point(data, capsys):
 
 
 def test_an_interrupted_reply_is_marked_once_in_markdown(data):
-    with HistoryStore() as store:
+    with HistoryStore(history_path()) as store:
         sid = store.create_session()
         store.append(sid, "user", Content.human("Explain it."))
-        store.append(sid, "reasoning", Content(speaker="ai", blocks=[ThinkingBlock(thought="Half a thought")]), status="interrupted")
-        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text="Half an answer")]), status="interrupted")
+        store.append(
+            sid,
+            "reasoning",
+            Content(speaker="ai", blocks=[ThinkingBlock(thought="Half a thought")]),
+            status="interrupted",
+        )
+        store.append(
+            sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text="Half an answer")]), status="interrupted"
+        )
     code, out, _ = run("export", sid, "--format", "md")
     assert code == 0 and out.count("_(interrupted)_") == 1 and "Half an answer" in out

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field
 import pytest
 from loopback import FIXTURES, LoopbackServer, openai_chat_reply, sse
 
-from tractui.commands import (
+from tractui.config.profiles import Profile, ProfileStore
+from tractui.conversation.commands import (
     COMMANDS,
     Completion,
     complete,
@@ -15,10 +16,9 @@ from tractui.commands import (
     help_text,
     is_command,
 )
+from tractui.conversation.conversation import Conversation
 from tractui.core.settings import REGISTRY, SPECS, Settings
-from tractui.profiles import Profile, ProfileStore
-from tractui.providers.base import ProviderConfig
-from tractui.session import Conversation
+from tractui.providers.transport import ProviderConfig
 from tractui.store.history import HistoryStore
 
 CLAUDE_STREAM = FIXTURES / "anthropic_thinking" / "claude_sonnet4_stream_thinking_signature.sse"
@@ -112,7 +112,12 @@ def test_arguments_where_none_are_taken_are_refused(host):
 
 def test_what_counts_as_a_command():
     assert is_command("/set") and is_command("/x y")
-    assert not is_command("hello /set") and not is_command("/") and not is_command("// not a command") and not is_command("/ x")
+    assert (
+        not is_command("hello /set")
+        and not is_command("/")
+        and not is_command("// not a command")
+        and not is_command("/ x")
+    )
 
 
 # -- /set -------------------------------------------------------------------
@@ -257,7 +262,9 @@ def test_model_switches_within_the_provider_and_keeps_settings(host):
     assert run(host, "/model").message == "model: kimi-k2-thinking (provider openai); /model NAME switches"
     result = run(host, "/model kimi-k2-turbo-preview")
     assert not result.error
-    assert host.provider_config == ProviderConfig("openai", "kimi-k2-turbo-preview", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY")
+    assert host.provider_config == ProviderConfig(
+        "openai", "kimi-k2-turbo-preview", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY"
+    )
     assert host.settings.get("reasoning.effort") == "low" and host.settings.get("context-limit") == 262144
     assert host.active_profile == "kimi"
     assert run(host, "/model two words").error
@@ -294,7 +301,10 @@ def test_completion_of_set_keys_then_values():
 
 def test_completion_of_profiles_and_themes(host):
     assert [c.label for c in complete("/profile ")] == ["list", "load", "save", "delete"]
-    assert texts(complete("/profile load gem", profiles=host.profiles)) == ["/profile load gemini-flash", "/profile load gemini-pro"]
+    assert texts(complete("/profile load gem", profiles=host.profiles)) == [
+        "/profile load gemini-flash",
+        "/profile load gemini-pro",
+    ]
     assert complete("/profile delete ", profiles=host.profiles) == []  # only user profiles can be deleted
     assert texts(complete("/theme n", themes=["nord", "monokai", "night"])) == ["/theme nord", "/theme night"]
     assert [c.label for c in complete("/export ")] == ["md", "json"]
@@ -349,7 +359,10 @@ async def claude_then(other: str, tmp_path, monkeypatch, loopback: LoopbackServe
     local_copy(store, other, f"{other}-local", f"{loopback.url}/v1")
     claude = store.load("claude-local")
     conversation = Conversation(
-        HistoryStore(tmp_path / "history.db"), claude.make_settings(), claude.provider_config(), profile_name="claude-local"
+        HistoryStore(tmp_path / "history.db"),
+        claude.make_settings(),
+        claude.provider_config(),
+        profile_name="claude-local",
     )
     host = ConversationHost(conversation, store)
     try:

@@ -19,28 +19,25 @@ from typing import Any
 import pytest
 from loopback import LoopbackServer, Reply, encode_sse, error, sse
 
-from tractui import compaction_prompt as prompt
-from tractui.cli_history import run_history_command
-from tractui.compaction import Summarizer, compact, compaction_count
-from tractui.compaction_gate import compact_conversation
+from tractui.cli.history import run_history_command
+from tractui.config.profiles import ProfileStore
+from tractui.conversation.compaction import prompt
+from tractui.conversation.compaction.preflight import compact_conversation
+from tractui.conversation.compaction.run import Summarizer, compact, compaction_count
+from tractui.conversation.conversation import Conversation
 from tractui.core.content import Content
-from tractui.core.context import measure_context
 from tractui.core.events import Notice, StreamError
+from tractui.core.gauge import measure_context
 from tractui.core.settings import Settings
 from tractui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
-from tractui.profiles import ProfileStore
 from tractui.providers import ProviderConfig
-from tractui.session import Conversation
 from tractui.store.compile import compacted_ids
 from tractui.store.history import HistoryStore
 
 LIMIT = 2000
 MAX_TOKENS = 256
 COUNTER = TokenCounter("loopback-model")
-WORDS = (
-    "parser lexer token module config cache index the a of to and for with file function returns value "
-    "test error fixes build path user data request stream buffer queue thread"
-).split()
+WORDS = ["parser", "lexer", "token", "module", "config", "cache", "index", "the", "a", "of", "to", "and", "for", "with", "file", "function", "returns", "value", "test", "error", "fixes", "build", "path", "user", "data", "request", "stream", "buffer", "queue", "thread"]
 SUMMARY = (
     "## User's goal\nBuild the parser in src/parser.py.\n## Decisions and facts established\nTokens are cached.\n"
     "## Code and file names mentioned\nsrc/parser.py, lex()\n## Open questions\nnone\n## User preferences\nshort answers\n"
@@ -72,7 +69,9 @@ def chat_reply(text: str, reasoning: str, prompt_tokens: int) -> Reply:
     base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "loopback-model"}
     chunks: list[Any] = []
     if reasoning:
-        chunks.append({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "reasoning_content": reasoning}}]})
+        chunks.append(
+            {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "reasoning_content": reasoning}}]}
+        )
     chunks.append({**base, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]})
     chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     thinking = COUNTER.count(reasoning)
@@ -90,7 +89,9 @@ def chat_reply(text: str, reasoning: str, prompt_tokens: int) -> Reply:
 class Model:
     """The scripted model behind the loopback server; records chat and summary bodies apart."""
 
-    def __init__(self, server: LoopbackServer, *, reply_words: int = 40, thinking_words: int = 0, summary: str = SUMMARY) -> None:
+    def __init__(
+        self, server: LoopbackServer, *, reply_words: int = 40, thinking_words: int = 0, summary: str = SUMMARY
+    ) -> None:
         self.chat: list[dict[str, Any]] = []
         self.summaries: list[dict[str, Any]] = []
         self.reply_words, self.thinking_words, self.summary = reply_words, thinking_words, summary
@@ -261,7 +262,9 @@ async def test_cancelling_a_compaction_changes_nothing(store, loopback):
         await say(conv, f"question {turn}: {words(20, turn)}")
     chain = [c.id for c in conv.history()]
     requests = len(loopback.requests)
-    loopback.add(sse(encode_sse([{"choices": [{"index": 0, "delta": {"content": "## User"}}]}]), stall_after=20, stall=30))
+    loopback.add(
+        sse(encode_sse([{"choices": [{"index": 0, "delta": {"content": "## User"}}]}]), stall_after=20, stall=30)
+    )
 
     async def run() -> list[Any]:
         return [e async for e in compact_conversation(conv)]
@@ -337,7 +340,17 @@ async def test_a_provider_context_length_error_trims_the_oldest_turns_and_retrie
     conv = conversation(store, loopback, make_settings())
     for turn in range(6):
         await say(conv, f"question {turn}: {words(20, turn)}")
-    loopback.add(error(400, {"error": {"message": "This model's maximum context length is 2000 tokens.", "code": "context_length_exceeded"}}))
+    loopback.add(
+        error(
+            400,
+            {
+                "error": {
+                    "message": "This model's maximum context length is 2000 tokens.",
+                    "code": "context_length_exceeded",
+                }
+            },
+        )
+    )
     events = await say(conv, "one more")
     notices = [e.message for e in events if isinstance(e, Notice)]
     assert any("retrying once without the oldest" in n for n in notices)
@@ -349,7 +362,9 @@ async def test_a_provider_context_length_error_trims_the_oldest_turns_and_retrie
     assert len(conv.messages()) == 14  # the store keeps every turn
 
     for _ in range(2):
-        loopback.add(error(400, {"error": {"message": "maximum context length exceeded", "code": "context_length_exceeded"}}))
+        loopback.add(
+            error(400, {"error": {"message": "maximum context length exceeded", "code": "context_length_exceeded"}})
+        )
     events = await say(conv, "and another")
     errors = [e for e in events if isinstance(e, StreamError)]
     assert len(errors) == 1 and errors[0].kind == "context_length"  # retried once only
@@ -368,9 +383,21 @@ async def test_print_mode_continue_compacts_the_same_way(store, loopback, tmp_pa
         "OPENAI_API_KEY": "sk-loopback-test",
     }
     argv = [
-        "-m", "tractui.cli", "-c", "-p", "what next?",
-        "--provider", "openai", "--model", "loopback-model", "--base-url", f"{loopback.url}/v1",
-        "--set", f"context-limit={LIMIT}", "--set", f"max-tokens={MAX_TOKENS}",
+        "-m",
+        "tractui",
+        "-c",
+        "-p",
+        "what next?",
+        "--provider",
+        "openai",
+        "--model",
+        "loopback-model",
+        "--base-url",
+        f"{loopback.url}/v1",
+        "--set",
+        f"context-limit={LIMIT}",
+        "--set",
+        f"max-tokens={MAX_TOKENS}",
     ]
     proc = await asyncio.create_subprocess_exec(sys.executable, *argv, env=env, stdout=PIPE, stderr=PIPE)
     out, err = await proc.communicate()

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tractui import compaction_plan as plan
-from tractui import compaction_prompt as prompt
+from tractui.conversation.compaction import plan, prompt
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 
 

@@ -52,14 +52,26 @@ def test_interleaved_thinking_keeps_its_place(store):
     sid = store.create_session()
     store.append(sid, "user", Content.human("q"))
     store.append(sid, "reasoning", thinking("first"))
-    store.append(sid, "assistant", answer(TextBlock(text="a"), ThinkingBlock(thought="second"), ToolCallBlock(id="c", name="f")))
+    store.append(
+        sid, "assistant", answer(TextBlock(text="a"), ThinkingBlock(thought="second"), ToolCallBlock(id="c", name="f"))
+    )
     msg = compile_history(store.chain(sid), keep_all())[1]
-    assert [getattr(b, "thought", None) or getattr(b, "text", None) or b.name for b in msg.blocks] == ["first", "a", "second", "f"]
+    assert [getattr(b, "thought", None) or getattr(b, "text", None) or b.name for b in msg.blocks] == [
+        "first",
+        "a",
+        "second",
+        "f",
+    ]
 
 
 @pytest.mark.parametrize(
     ("include", "strip", "kept"),
-    [(False, "none", [False, False]), (True, "none", [True, True]), (True, "all", [False, False]), (True, "allButLast", [False, True])],
+    [
+        (False, "none", [False, False]),
+        (True, "none", [True, True]),
+        (True, "all", [False, False]),
+        (True, "allButLast", [False, True]),
+    ],
 )
 def test_reasoning_policy_is_applied(store, include, strip, kept):
     sid = store.create_session()

@@ -30,12 +30,16 @@ def chain(tmp_path):
         store.append(sid, "assistant", ai(TextBlock(text="a2")))  # no reasoning at all
         store.append(sid, "user", Content.human("q3"))
         store.append(sid, "reasoning", ai(ThinkingBlock(thought="t3"), provider="other", model="n"))  # other provenance
-        store.append(sid, "assistant", ai(ThinkingBlock(thought="tags", source_field="think_tags"), TextBlock(text="a3")))
+        store.append(
+            sid, "assistant", ai(ThinkingBlock(thought="tags", source_field="think_tags"), TextBlock(text="a3"))
+        )
         store.append(sid, "user", Content.human("q4"))
         store.append(sid, "reasoning", ai(ThinkingBlock(thought="t4")), status="interrupted")
         store.append(sid, "assistant", ai(ToolCallBlock(id="c", name="f", arguments="{}")))
         store.append(sid, "tool", Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id="c", content="r")]))
-        store.append(sid, "reasoning", ai(ThinkingBlock(thought="orphan")), status="interrupted")  # killed before the answer
+        store.append(
+            sid, "reasoning", ai(ThinkingBlock(thought="orphan")), status="interrupted"
+        )  # killed before the answer
         store.append(sid, "user", Content.human("q5"))
         store.append(sid, "assistant", ai(), status="error")  # an error-only reply
         store.append(sid, "user", Content.human("q6"))
@@ -60,7 +64,20 @@ def test_compile_equals_merge_then_policy(chain, include, strip):
 def test_stripping_all_leaves_answers_provenance_and_interruptions(chain):
     msgs = compile_history(chain, Settings())
     assert all(not m.thinking for m in msgs)
-    assert [m.text or m.speaker for m in msgs] == ["q1", "a1", "q2", "a2", "q3", "a3", "q4", "ai", "tool", "q5", "q6", "a6"]
+    assert [m.text or m.speaker for m in msgs] == [
+        "q1",
+        "a1",
+        "q2",
+        "a2",
+        "q3",
+        "a3",
+        "q4",
+        "ai",
+        "tool",
+        "q5",
+        "q6",
+        "a6",
+    ]
     assert msgs[5].metadata["provider"] == "anthropic" and msgs[5].metadata["model"] == "m"  # the answer's stamp wins
     assert msgs[7].metadata[INTERRUPTED] is True and msgs[7].tool_calls[0].name == "f"
 
@@ -78,7 +95,12 @@ def test_summaries_still_stand_in_for_their_range(tmp_path):
         first = store.append(sid, "user", Content.human("q1"))
         store.append(sid, "reasoning", ai(ThinkingBlock(thought="t1")))
         last = store.append(sid, "assistant", ai(TextBlock(text="a1")))
-        store.append(sid, "summary", Content(speaker="system", blocks=[TextBlock(text="S")]), metadata=summary_metadata(first.id, last.id))
+        store.append(
+            sid,
+            "summary",
+            Content(speaker="system", blocks=[TextBlock(text="S")]),
+            metadata=summary_metadata(first.id, last.id),
+        )
         store.append(sid, "user", Content.human("q2"))
         chain = store.chain(sid)
     assert [m.text for m in compile_history(chain, Settings())] == ["S", "q2"]

@@ -53,16 +53,27 @@ def test_round_trip_of_redacted_thinking_and_tool_calls():
         blocks=[
             ThinkingBlock(thought="plan", source_field="thinking", signature="EqQBCkYIBxgCKkA="),
             ThinkingBlock(is_hidden=True, source_field="thinking", provider_metadata={"data": "EmwKAhgBEgy3va3pzix"}),
-            ThinkingBlock(is_hidden=True, source_field="summary", provider_metadata={"encrypted_content": "gAAAA", "id": "rs_1"}),
+            ThinkingBlock(
+                is_hidden=True, source_field="summary", provider_metadata={"encrypted_content": "gAAAA", "id": "rs_1"}
+            ),
             TextBlock(text="Calling a tool. 😊"),
-            ToolCallBlock(id="toolu_01", name="get_weather", arguments='{"city": "Montevideo"}', provider_metadata={"thought_signature": "CiQB"}),
+            ToolCallBlock(
+                id="toolu_01",
+                name="get_weather",
+                arguments='{"city": "Montevideo"}',
+                provider_metadata={"thought_signature": "CiQB"},
+            ),
         ],
         metadata={"provider": "anthropic", "model": "claude-sonnet-4-5", "base_url": "https://api.anthropic.com"},
     )
     back = Content.model_validate_json(content.model_dump_json())
     assert back == content
     redacted = back.blocks[1]
-    assert isinstance(redacted, ThinkingBlock) and redacted.is_hidden and redacted.provider_metadata["data"] == "EmwKAhgBEgy3va3pzix"
+    assert (
+        isinstance(redacted, ThinkingBlock)
+        and redacted.is_hidden
+        and redacted.provider_metadata["data"] == "EmwKAhgBEgy3va3pzix"
+    )
     assert back.text == "Calling a tool. 😊"  # redacted thinking never shows as text
     assert back.tool_calls[0].arguments == '{"city": "Montevideo"}'
     result = Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id="toolu_01", content="sunny", is_error=False)])

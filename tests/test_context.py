@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
-from tractui.core.context import CallBasis, describe_error, measure_context, output_reserve
+from tractui.core.gauge import CallBasis, describe_error, measure_context, output_reserve
 from tractui.core.settings import Settings
 from tractui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
 
@@ -56,7 +56,9 @@ def test_worked_example_5000_100_20_then_actual_5115():
 def test_no_basis_is_a_pure_tokenizer_estimate():
     history = [Content.human("hi"), ai(THOUGHT, "hello"), Content.human("and now?")]
     tools = 57
-    reading = measure_context(history, policy(True), system_prompt="You are terse.", tools_tokens=tools, counter=COUNTER)
+    reading = measure_context(
+        history, policy(True), system_prompt="You are terse.", tools_tokens=tools, counter=COUNTER
+    )
     system = COUNTER.count("You are terse.") + MESSAGE_OVERHEAD
     assert reading.estimated
     assert reading.effective == system + tools + sum(tokens_of(m) for m in history)
@@ -136,7 +138,9 @@ def test_a_policy_changed_since_the_last_call_moves_the_earlier_turns_thinking_a
 def test_anthropic_earlier_turns_thinking_does_not_count_even_when_sent():
     history = turn()
     reading = measure_context(history, policy(True, "none"), provider="anthropic", basis=BASIS, counter=COUNTER)
-    assert reading.effective == BASIS.input_tokens + BASIS.output_tokens - BASIS.reasoning_tokens + tokens_of(history[2])
+    assert reading.effective == BASIS.input_tokens + BASIS.output_tokens - BASIS.reasoning_tokens + tokens_of(
+        history[2]
+    )
     assert reading.breakdown.thinking == 0
     other = measure_context(history, policy(True, "none"), provider="openai", basis=BASIS, counter=COUNTER)
     assert other.effective - reading.effective == BASIS.reasoning_tokens
@@ -147,7 +151,10 @@ def test_anthropic_current_turn_thinking_counts_in_a_tool_loop():
         Content.human("weather?"),
         Content(
             speaker="ai",
-            blocks=[ThinkingBlock(thought=THOUGHT, signature="s"), ToolCallBlock(id="t", name="weather", arguments="{}")],
+            blocks=[
+                ThinkingBlock(thought=THOUGHT, signature="s"),
+                ToolCallBlock(id="t", name="weather", arguments="{}"),
+            ],
         ),
         Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id="t", content="sunny")]),
     ]
@@ -202,7 +209,9 @@ def test_usable_threshold_and_should_compact():
 def test_breakdown_messages_capped_at_zero_with_a_warning():
     history = [Content.human("x"), ai(None, "y"), Content.human("z")]
     prompt = "A long system prompt. " * 200
-    reading = measure_context(history, Settings(), system_prompt=prompt, basis=CallBasis(100, 10, 0, 2), counter=COUNTER)
+    reading = measure_context(
+        history, Settings(), system_prompt=prompt, basis=CallBasis(100, 10, 0, 2), counter=COUNTER
+    )
     assert reading.breakdown.messages == 0
     assert any("messages shown as 0" in w for w in reading.warnings)
     assert reading.breakdown.system > reading.effective

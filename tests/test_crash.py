@@ -9,6 +9,7 @@ import sys
 import time
 
 from loopback import encode_sse, sse
+
 from tractui.store.history import HistoryStore
 
 THINKING = "First I consider the question. Then I weigh the options carefully."
@@ -16,7 +17,13 @@ TEXT = "The answer, written before the stall, " * 5
 
 
 def chunk(delta: dict, finish: str | None = None) -> dict:
-    return {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
 
 
 def stalling_stream() -> tuple[bytes, int]:
@@ -32,11 +39,31 @@ def stalling_stream() -> tuple[bytes, int]:
 async def test_sigkill_mid_stream_leaves_an_interrupted_reply(tmp_path, loopback):
     body, stall_at = stalling_stream()
     loopback.add(sse(body, seed=4, max_chunk=64, stall_after=stall_at, stall=60))
-    env = {**os.environ, "TRACTUI_CONFIG_DIR": str(tmp_path / "c"), "TRACTUI_DATA_DIR": str(tmp_path / "d"), "CRASH_KEY": "k"}
+    env = {
+        **os.environ,
+        "TRACTUI_CONFIG_DIR": str(tmp_path / "c"),
+        "TRACTUI_DATA_DIR": str(tmp_path / "d"),
+        "CRASH_KEY": "k",
+    }
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tractui.cli", "-p", "question", "--provider", "openai", "--model", "m",
-        "--base-url", f"{loopback.url}/v1", "--api-key-env", "CRASH_KEY", "--set", "timeout=120",
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+        sys.executable,
+        "-m",
+        "tractui",
+        "-p",
+        "question",
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        f"{loopback.url}/v1",
+        "--api-key-env",
+        "CRASH_KEY",
+        "--set",
+        "timeout=120",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
     )
     deadline = time.monotonic() + 30
     while not loopback.requests:
@@ -58,7 +85,7 @@ async def test_sigkill_mid_stream_leaves_an_interrupted_reply(tmp_path, loopback
 
     # the next start shows it as interrupted
     log = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tractui.cli", "log", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
+        sys.executable, "-m", "tractui", "log", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env
     )
     out, err = await log.communicate()
     assert log.returncode == 0, err

@@ -10,9 +10,10 @@ from loopback import FIXTURES, LoopbackServer, error, json_body, openai_chat_rep
 async def test_replays_body_exactly_across_random_writes_and_records_request(loopback: LoopbackServer) -> None:
     path = FIXTURES / "think_tags" / "azure_deepseek_r1_stream_empty_think_block.sse"
     loopback.add(sse(path, seed=7, max_chunk=5))
-    async with httpx.AsyncClient() as client:
-        async with client.stream("POST", f"{loopback.url}/v1/chat?x=1", json={"model": "m"}, headers={"X-Test": "a"}) as r:
-            pieces = [p async for p in r.aiter_raw()]
+    async with httpx.AsyncClient() as client, client.stream(
+        "POST", f"{loopback.url}/v1/chat?x=1", json={"model": "m"}, headers={"X-Test": "a"}
+    ) as r:
+        pieces = [p async for p in r.aiter_raw()]
     assert b"".join(pieces) == path.read_bytes()
     req = loopback.requests[0]
     assert (req.method, req.path, req.query, req.json) == ("POST", "/v1/chat", {"x": "1"}, {"model": "m"})
@@ -27,7 +28,11 @@ async def test_serves_queue_in_order_then_default_then_599(loopback: LoopbackSer
         third = await client.post(loopback.url)
         loopback.default = lambda req: openai_chat_reply("hello", seed=None)
         fourth = await client.post(loopback.url)
-    assert (first.status_code, first.headers["retry-after"], first.json()["error"]["message"]) == (429, "2", "slow down")
+    assert (first.status_code, first.headers["retry-after"], first.json()["error"]["message"]) == (
+        429,
+        "2",
+        "slow down",
+    )
     assert second.json() == {"ok": True}
     assert third.status_code == 599
     assert b"hello"[:2] in fourth.content and b"[DONE]" in fourth.content

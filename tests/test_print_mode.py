@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from loopback import FIXTURES, error, openai_chat_reply, sse
-from tractui.cli import main
+
+from tractui.cli.main import main
 from tractui.store.history import HistoryStore
 
 KEY = "sk-print-mode-SECRET-0123456789"
@@ -26,8 +26,13 @@ async def run_cli(tmp_path: Path, *args: str, timeout: float = 60) -> tuple[int,
         "PYTHONIOENCODING": "utf-8",
     }
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tractui.cli", *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env,
+        sys.executable,
+        "-m",
+        "tractui",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
     )
     out, err = await asyncio.wait_for(proc.communicate(), timeout)
     return proc.returncode, out.decode(), err.decode()
@@ -50,8 +55,17 @@ async def test_answer_on_stdout_thinking_on_stderr(tmp_path, loopback, provider,
     loopback.add(sse(FIXTURES / f"{fixture}.sse", seed=5))
     expected = meta(fixture)
     code, out, err = await run_cli(
-        tmp_path, "-p", "hello", "--provider", provider, "--model", "m",
-        "--base-url", loopback.url + suffix, "--api-key-env", "PRINT_TEST_KEY",
+        tmp_path,
+        "-p",
+        "hello",
+        "--provider",
+        provider,
+        "--model",
+        "m",
+        "--base-url",
+        loopback.url + suffix,
+        "--api-key-env",
+        "PRINT_TEST_KEY",
     )
     assert code == 0, err
     text = expected["expected_text"]
@@ -68,12 +82,30 @@ async def test_json_shape(tmp_path, loopback):
     loopback.add(sse(FIXTURES / f"{fixture}.sse", seed=9))
     expected = meta(fixture)
     code, out, err = await run_cli(
-        tmp_path, "-p", "cross the street?", "--json", "--provider", "anthropic", "--model", "claude-sonnet-4-0",
-        "--base-url", loopback.url, "--api-key-env", "PRINT_TEST_KEY",
+        tmp_path,
+        "-p",
+        "cross the street?",
+        "--json",
+        "--provider",
+        "anthropic",
+        "--model",
+        "claude-sonnet-4-0",
+        "--base-url",
+        loopback.url,
+        "--api-key-env",
+        "PRINT_TEST_KEY",
     )
     assert code == 0, err
     result = json.loads(out)
-    assert set(result) >= {"text", "reasoning", "reasoning_blocks", "usage", "effective_context_tokens", "finish_reason", "session"}
+    assert set(result) >= {
+        "text",
+        "reasoning",
+        "reasoning_blocks",
+        "usage",
+        "effective_context_tokens",
+        "finish_reason",
+        "session",
+    }
     assert result["text"] == expected["expected_text"]
     assert result["reasoning"] == expected["expected_reasoning"]
     assert result["reasoning_blocks"] == [
@@ -89,18 +121,41 @@ async def test_json_shape(tmp_path, loopback):
 
 async def test_continue_makes_multi_turn_from_the_shell(tmp_path, loopback):
     loopback.add(openai_chat_reply("Nice to meet you, Ada."), openai_chat_reply("You are Ada."))
-    common = ("--provider", "openai", "--model", "m", "--base-url", loopback.url + "/v1", "--api-key-env", "PRINT_TEST_KEY")
+    common = (
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        loopback.url + "/v1",
+        "--api-key-env",
+        "PRINT_TEST_KEY",
+    )
     code1, out1, _ = await run_cli(tmp_path, "-p", "I am Ada", "--json", *common)
     code2, out2, _ = await run_cli(tmp_path, "-p", "Who am I?", "-c", "--json", *common)
     assert (code1, code2) == (0, 0)
     assert json.loads(out1)["session"] == json.loads(out2)["session"]
-    assert [m["content"] for m in loopback.requests[1].json["messages"]] == ["I am Ada", "Nice to meet you, Ada.", "Who am I?"]
+    assert [m["content"] for m in loopback.requests[1].json["messages"]] == [
+        "I am Ada",
+        "Nice to meet you, Ada.",
+        "Who am I?",
+    ]
 
 
 async def test_provider_error_exits_1_with_message_on_stderr(tmp_path, loopback):
     loopback.add(error(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}))
     code, out, err = await run_cli(
-        tmp_path, "-p", "hi", "--provider", "openai", "--model", "m", "--base-url", loopback.url + "/v1", "--api-key-env", "PRINT_TEST_KEY"
+        tmp_path,
+        "-p",
+        "hi",
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--base-url",
+        loopback.url + "/v1",
+        "--api-key-env",
+        "PRINT_TEST_KEY",
     )
     assert code == 1 and out == ""
     assert "tractui:" in err and len(err.strip().splitlines()) == 1
@@ -118,14 +173,31 @@ def run_in_process(tmp_path: Path, monkeypatch, capsys, *args: str) -> tuple[int
 
 def test_missing_key_exits_1_naming_the_variable(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("NO_SUCH_KEY_VAR_X", raising=False)
-    code, _, err = run_in_process(tmp_path, monkeypatch, capsys, "-p", "hi", "--provider", "openai", "--model", "m", "--api-key-env", "NO_SUCH_KEY_VAR_X")
+    code, _, err = run_in_process(
+        tmp_path,
+        monkeypatch,
+        capsys,
+        "-p",
+        "hi",
+        "--provider",
+        "openai",
+        "--model",
+        "m",
+        "--api-key-env",
+        "NO_SUCH_KEY_VAR_X",
+    )
     assert code == 1 and "NO_SUCH_KEY_VAR_X" in err
 
 
 @pytest.mark.parametrize(
     "args",
-    [("-p", "hi", "--set", "no.such.key=1"), ("-p", "hi", "--set", "temperature=hot"), ("-p", "hi", "--model", "m"), ("-p", "  "),
-     ("-p", "hi", "--provider", "nonsense", "--model", "m")],
+    [
+        ("-p", "hi", "--set", "no.such.key=1"),
+        ("-p", "hi", "--set", "temperature=hot"),
+        ("-p", "hi", "--model", "m"),
+        ("-p", "  "),
+        ("-p", "hi", "--provider", "nonsense", "--model", "m"),
+    ],
     ids=["unknown-key", "bad-value", "model-without-provider", "empty-prompt", "unknown-provider"],
 )
 def test_bad_usage_exits_2_and_writes_nothing(tmp_path, monkeypatch, capsys, args):

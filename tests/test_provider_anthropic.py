@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from loopback import FIXTURES, LoopbackServer, encode_sse, error, json_body, openai_chat_reply, sse
 from replay import COMBOS, collect, combo_settings, make, meta_of, settings, stamped
+
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, Usage
 from tractui.core.events import Notice, RetryWait, StreamError, TextDelta
 from tractui.core.settings import Settings
@@ -167,7 +167,9 @@ async def test_budget_rule_raises_max_tokens(loopback: LoopbackServer, values: d
         ({"reasoning__maxTokens": 10000, "max_output": 10000}, "below the model's max-output (10000)"),
     ],
 )
-async def test_budget_rule_refuses_without_sending(loopback: LoopbackServer, values: dict[str, Any], needle: str) -> None:
+async def test_budget_rule_refuses_without_sending(
+    loopback: LoopbackServer, values: dict[str, Any], needle: str
+) -> None:
     events, assembler = await collect(make(loopback, "anthropic", MODEL), settings(**values))
     assert loopback.requests == []
     assert assembler.error is not None and assembler.error.kind == "bad_request"
@@ -209,7 +211,9 @@ async def test_http_errors_are_one_clear_line(loopback: LoopbackServer) -> None:
     _, assembler = await collect(make(loopback, "anthropic", "claude-does-not-exist"))
     assert assembler.error is not None and assembler.error.kind == "not_found"
     assert "claude-does-not-exist" in assembler.error.message
-    loopback.add(error(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}))
+    loopback.add(
+        error(401, {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}})
+    )
     _, assembler = await collect(make(loopback, "anthropic", MODEL))
     assert assembler.error is not None and assembler.error.kind == "auth"
     assert KEY not in assembler.error.message
@@ -256,9 +260,13 @@ def expected_assistant(include: bool, fmt: str, strip: str) -> list[list[dict[st
 
 
 @pytest.mark.parametrize(("include", "fmt", "strip"), COMBOS)
-async def test_history_for_every_reasoning_combination(loopback: LoopbackServer, include: bool, fmt: str, strip: str) -> None:
+async def test_history_for_every_reasoning_combination(
+    loopback: LoopbackServer, include: bool, fmt: str, strip: str
+) -> None:
     loopback.add(sse(reply("a3")))
-    await collect(make(loopback, "anthropic", MODEL), combo_settings(include, fmt, strip, reasoning__maxTokens=2048), history())
+    await collect(
+        make(loopback, "anthropic", MODEL), combo_settings(include, fmt, strip, reasoning__maxTokens=2048), history()
+    )
     messages = loopback.requests[0].json["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant", "user"]
     assert [messages[1]["content"], messages[3]["content"]] == expected_assistant(include, fmt, strip)
@@ -271,7 +279,10 @@ async def test_signatures_only_go_back_to_the_model_that_signed(loopback: Loopba
     raw = loopback.requests[0].body.decode()
     assert "SIG1" not in raw and "REDACTED1" not in raw
     assert all(b["type"] == "text" for m in loopback.requests[0].json["messages"] for b in m["content"])
-    assert loopback.requests[0].json["messages"][1]["content"][0] == {"type": "text", "text": "<thinking>\nt1\n</thinking>"}
+    assert loopback.requests[0].json["messages"][1]["content"][0] == {
+        "type": "text",
+        "text": "<thinking>\nt1\n</thinking>",
+    }
 
 
 async def test_tool_calls_and_results_go_back(loopback: LoopbackServer) -> None:
@@ -281,20 +292,37 @@ async def test_tool_calls_and_results_go_back(loopback: LoopbackServer) -> None:
         speaker="ai",
         blocks=[
             ThinkingBlock(thought="need weather", source_field="thinking", signature="S"),
-            ToolCallBlock(id="toolu_1", name="weather", arguments='{"location": "Florence"}', provider_metadata={"anthropic_type": "tool_use"}),
-            ToolCallBlock(id="srvtoolu_1", name="web_search", arguments="{}", provider_metadata={"anthropic_type": "server_tool_use"}),
+            ToolCallBlock(
+                id="toolu_1",
+                name="weather",
+                arguments='{"location": "Florence"}',
+                provider_metadata={"anthropic_type": "tool_use"},
+            ),
+            ToolCallBlock(
+                id="srvtoolu_1",
+                name="web_search",
+                arguments="{}",
+                provider_metadata={"anthropic_type": "server_tool_use"},
+            ),
         ],
         metadata={"provider": "anthropic", "model": MODEL},
     )
     result = Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id="toolu_1", content="40C")])
     loopback.add(sse(reply("hot")))
-    await collect(make(loopback, "anthropic", MODEL), combo_settings(True, "native", "none", reasoning__maxTokens=2048), [Content.human("w?"), turn, result])
+    await collect(
+        make(loopback, "anthropic", MODEL),
+        combo_settings(True, "native", "none", reasoning__maxTokens=2048),
+        [Content.human("w?"), turn, result],
+    )
     messages = loopback.requests[0].json["messages"]
     assert messages[1]["content"] == [
         {"type": "thinking", "thinking": "need weather", "signature": "S"},
         {"type": "tool_use", "id": "toolu_1", "name": "weather", "input": {"location": "Florence"}},
     ]
-    assert messages[2] == {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "40C"}]}
+    assert messages[2] == {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "40C"}],
+    }
 
 
 async def test_anthropic_history_continues_on_kimi_and_back(loopback: LoopbackServer) -> None:
@@ -304,7 +332,11 @@ async def test_anthropic_history_continues_on_kimi_and_back(loopback: LoopbackSe
     config = combo_settings(True, "native", "none", reasoning__maxTokens=2048)
     loopback.add(sse(recording, seed=5))
     _, claude = await collect(make(loopback, "anthropic", MODEL), config, [Content.human("how do I cross the street?")])
-    convo = [Content.human("how do I cross the street?"), stamped(claude, "anthropic", MODEL), Content.human("and at night?")]
+    convo = [
+        Content.human("how do I cross the street?"),
+        stamped(claude, "anthropic", MODEL),
+        Content.human("and at night?"),
+    ]
 
     kimi_config = combo_settings(True, "field", "none")
     loopback.add(openai_chat_reply("Wear something bright.", reasoning="Night crossing needs visibility."))
@@ -312,7 +344,10 @@ async def test_anthropic_history_continues_on_kimi_and_back(loopback: LoopbackSe
     kimi_body = loopback.requests[1].json
     assistant = [m for m in kimi_body["messages"] if m["role"] == "assistant"]
     assert assistant[0]["reasoning_content"] == meta["expected_reasoning"]
-    assert meta["expected_text"] in json.dumps(assistant[0]["content"], ensure_ascii=False) or assistant[0]["content"] == meta["expected_text"]
+    assert (
+        meta["expected_text"] in json.dumps(assistant[0]["content"], ensure_ascii=False)
+        or assistant[0]["content"] == meta["expected_text"]
+    )
     convo += [stamped(kimi, "openai", "kimi-k2-thinking"), Content.human("thanks")]
 
     signature = next(b.signature for b in convo[1].blocks if isinstance(b, ThinkingBlock))
@@ -320,7 +355,10 @@ async def test_anthropic_history_continues_on_kimi_and_back(loopback: LoopbackSe
     await collect(make(loopback, "anthropic", MODEL), config, convo)
     same = loopback.requests[2].json["messages"]
     assert same[1]["content"][0] == {"type": "thinking", "thinking": meta["expected_reasoning"], "signature": signature}
-    assert same[3]["content"][0] == {"type": "text", "text": "<thinking>\nNight crossing needs visibility.\n</thinking>"}
+    assert same[3]["content"][0] == {
+        "type": "text",
+        "text": "<thinking>\nNight crossing needs visibility.\n</thinking>",
+    }
 
     loopback.add(sse(reply("You're welcome.")))
     await collect(make(loopback, "anthropic", "claude-opus-4-1"), config, convo)

@@ -19,7 +19,9 @@ def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-async def reply(messages: list[Content], settings: Settings | None = None, **kw: object) -> tuple[list[StreamEvent], MessageAssembler]:
+async def reply(
+    messages: list[Content], settings: Settings | None = None, **kw: object
+) -> tuple[list[StreamEvent], MessageAssembler]:
     provider = DemoProvider(ProviderConfig("demo", "demo"), pace=0, **kw)  # type: ignore[arg-type]
     events: list[StreamEvent] = []
     asm = MessageAssembler()
@@ -36,7 +38,7 @@ async def test_thinks_then_answers_in_markdown_with_code_and_no_key() -> None:
     assert asm.error is None and asm.finish_reason == "stop"
     kinds = [type(e) for e in events]
     first_text = kinds.index(TextDelta)
-    assert set(kinds[:first_text - 1]) == {ThinkingDelta} and kinds[first_text - 1] is ThinkingEnd
+    assert set(kinds[: first_text - 1]) == {ThinkingDelta} and kinds[first_text - 1] is ThinkingEnd
     assert kinds[-2:] == [UsageEvent, Done]
     assert "How do I sort a list?" in content.thinking[0].thought
     assert "How do I sort a list?" in content.text and "```" in content.text
@@ -52,7 +54,11 @@ async def test_deterministic_and_varies_with_the_prompt() -> None:
 
 
 async def test_usage_comes_from_the_real_tokenizer() -> None:
-    history = [Content.human("q1"), Content(speaker="ai", blocks=[TextBlock(text="a1")]), Content.human("What is a monad?")]
+    history = [
+        Content.human("q1"),
+        Content(speaker="ai", blocks=[TextBlock(text="a1")]),
+        Content.human("What is a monad?"),
+    ]
     _, asm = await reply(history, Settings({"system-prompt": "be brief"}))
     content = asm.content()
     counter = TokenCounter("demo")

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from loopback import FIXTURES, LoopbackServer, encode_sse, error, sse
 from replay import COMBOS, collect, combo_settings, make, meta_of, settings, stamped
+
 from tractui.core.assemble import MessageAssembler
-from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolResultBlock, Usage
 from tractui.providers.gemini import SKIP_SIGNATURE, GeminiParser, JsonArrayReader
 
 KEY = "AIzaLoopbackKey0123456789abcdefghij"
@@ -61,7 +61,12 @@ def _json_objects(raw: str) -> list[str]:
 
 
 def _walk_signatures(chunk: dict[str, Any]) -> list[str]:
-    return [p["thoughtSignature"] for c in chunk.get("candidates", []) for p in c["content"].get("parts", []) if p.get("thoughtSignature")]
+    return [
+        p["thoughtSignature"]
+        for c in chunk.get("candidates", [])
+        for p in c["content"].get("parts", [])
+        if p.get("thoughtSignature")
+    ]
 
 
 @pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.stem)
@@ -73,7 +78,9 @@ async def test_recording_replays_to_its_expected_result(loopback: LoopbackServer
     # every signature is kept, none is shown
     content = assembler.content()
     kept = [b.signature for b in content.thinking if b.signature] + [
-        c.provider_metadata["thought_signature"] for c in content.tool_calls if "thought_signature" in c.provider_metadata
+        c.provider_metadata["thought_signature"]
+        for c in content.tool_calls
+        if "thought_signature" in c.provider_metadata
     ]
     recorded = signatures_in(path.read_text(encoding="utf-8"))
     assert sorted(kept) == sorted(recorded)
@@ -136,12 +143,20 @@ async def test_thinking_level_from_effort(loopback: LoopbackServer, values: dict
 async def test_error_chunk_mid_stream_and_http_429_retry(loopback: LoopbackServer) -> None:
     partial = {"candidates": [{"content": {"role": "model", "parts": [{"text": "Half an"}]}}]}
     failure = {"error": {"code": 500, "message": "Internal error encountered.", "status": "INTERNAL"}}
-    loopback.add(error(429, {"error": {"code": 429, "message": "Resource exhausted", "status": "RESOURCE_EXHAUSTED"}}, retry_after=0))
+    loopback.add(
+        error(
+            429,
+            {"error": {"code": 429, "message": "Resource exhausted", "status": "RESOURCE_EXHAUSTED"}},
+            retry_after=0,
+        )
+    )
     loopback.add(sse(encode_sse([partial, failure], done=False), seed=4))
     events, assembler = await collect(make(loopback, "gemini", MODEL), settings(retries=2))
     assert len(loopback.requests) == 2
     assert assembler.text == "Half an"
-    assert assembler.error is not None and assembler.error.kind == "server" and "Internal error" in assembler.error.message
+    assert (
+        assembler.error is not None and assembler.error.kind == "server" and "Internal error" in assembler.error.message
+    )
 
 
 # -- signatures sent back in place ------------------------------------------------
@@ -154,7 +169,12 @@ async def test_signatures_go_back_where_they_came(loopback: LoopbackServer) -> N
     convo = [Content.human("hi"), stamped(first, "gemini", MODEL), Content.human("more")]
     await collect(make(loopback, "gemini", MODEL), config, convo)
     parts = loopback.requests[1].json["contents"][1]["parts"]
-    [signed] = [p for c in (json.loads(x) for x in _json_objects(text_sig.read_text(encoding="utf-8"))) for p in c["candidates"][0]["content"]["parts"] if "thoughtSignature" in p]
+    [signed] = [
+        p
+        for c in (json.loads(x) for x in _json_objects(text_sig.read_text(encoding="utf-8")))
+        for p in c["candidates"][0]["content"]["parts"]
+        if "thoughtSignature" in p
+    ]
     # the four thought parts come back as one, then the answer text part that carried the signature, as received
     assert parts[0] == {"text": meta_of(text_sig)["expected_reasoning"], "thought": True}
     assert parts[1] == signed
@@ -177,8 +197,14 @@ async def test_function_call_signature_and_result_round_trip(loopback: LoopbackS
         # thinking is not in context: the function call's signature still goes back (Gemini 3 requires it)
         await collect(make(loopback, "gemini", target), combo_settings(False, "field", "none"), convo)
         contents = loopback.requests[-1].json["contents"]
-        assert contents[1] == {"role": "model", "parts": [{"functionCall": {"name": "get_country", "args": {}}, "thoughtSignature": expected}]}
-        assert contents[2] == {"role": "user", "parts": [{"functionResponse": {"name": "get_country", "response": {"result": "France"}}}]}
+        assert contents[1] == {
+            "role": "model",
+            "parts": [{"functionCall": {"name": "get_country", "args": {}}, "thoughtSignature": expected}],
+        }
+        assert contents[2] == {
+            "role": "user",
+            "parts": [{"functionResponse": {"name": "get_country", "response": {"result": "France"}}}],
+        }
 
 
 def gemini_history() -> list[Content]:
@@ -214,7 +240,9 @@ def expected_model_parts(include: bool, fmt: str, strip: str) -> list[list[dict[
 
 
 @pytest.mark.parametrize(("include", "fmt", "strip"), COMBOS)
-async def test_history_for_every_reasoning_combination(loopback: LoopbackServer, include: bool, fmt: str, strip: str) -> None:
+async def test_history_for_every_reasoning_combination(
+    loopback: LoopbackServer, include: bool, fmt: str, strip: str
+) -> None:
     loopback.add(sse(FIXTURES / "gemini_thoughts" / "gemma4_26b_stream_fine_grained_thought_parts.sse"))
     await collect(make(loopback, "gemini", MODEL), combo_settings(include, fmt, strip), gemini_history())
     contents = loopback.requests[0].json["contents"]

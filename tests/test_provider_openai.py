@@ -27,7 +27,7 @@ from tractui.core.events import (
 from tractui.core.reasoning import apply_reasoning_policy
 from tractui.core.settings import Settings
 from tractui.providers import ProviderConfig, make_provider
-from tractui.providers.base import Provider, redact
+from tractui.providers.transport import Provider, redact
 
 KEY = "sk-loopback-secret-0123456789"
 RECORDINGS = sorted(
@@ -48,7 +48,9 @@ def provider(server: LoopbackServer, **config: Any) -> Provider:
     return p
 
 
-async def run(p: Provider, settings: Settings | None = None, messages: list[Content] | None = None) -> tuple[list[StreamEvent], MessageAssembler]:
+async def run(
+    p: Provider, settings: Settings | None = None, messages: list[Content] | None = None
+) -> tuple[list[StreamEvent], MessageAssembler]:
     events: list[StreamEvent] = []
     assembler = MessageAssembler()
     async for event in p.stream(messages or [Content.human("hi")], settings or Settings()):
@@ -105,7 +107,14 @@ async def test_recording_replays_to_expected(loopback: LoopbackServer, path: Pat
 
 
 async def test_thinking_streams_live_before_the_stream_ends(loopback: LoopbackServer) -> None:
-    loopback.add(sse(FIXTURES / "openai_reasoning_content/deepseek_reasoner_stream_hello.sse", seed=3, stall_after=2000, stall=0.5))
+    loopback.add(
+        sse(
+            FIXTURES / "openai_reasoning_content/deepseek_reasoner_stream_hello.sse",
+            seed=3,
+            stall_after=2000,
+            stall=0.5,
+        )
+    )
     p = provider(loopback)
     first_thinking_at_active = None
     async for event in p.stream([Content.human("hi")], Settings()):
@@ -139,7 +148,10 @@ def history() -> list[Content]:
     def ai(n: int) -> Content:
         return Content(
             speaker="ai",
-            blocks=[ThinkingBlock(thought=f"thought {n}", source_field="reasoning_content"), TextBlock(text=f"answer {n}")],
+            blocks=[
+                ThinkingBlock(thought=f"thought {n}", source_field="reasoning_content"),
+                TextBlock(text=f"answer {n}"),
+            ],
             metadata={"provider": "openai", "model": "m"},
         )
 
@@ -165,8 +177,16 @@ async def test_request_body_basics(loopback: LoopbackServer) -> None:
     [
         ("https://openrouter.ai/api/v1", {"reasoning.effort": "low"}, {"reasoning": {"effort": "low"}}),
         ("https://openrouter.ai/api/v1", {"reasoning.maxTokens": "8k"}, {"reasoning": {"max_tokens": 8192}}),
-        ("https://dashscope.aliyuncs.com/compatible-mode/v1", {"reasoning.maxTokens": 2000}, {"enable_thinking": True, "thinking_budget": 2000}),
-        ("https://api.deepseek.com", {"reasoning.enabled": False, "reasoning.effort": "high", "reasoning.maxTokens": 100}, {}),
+        (
+            "https://dashscope.aliyuncs.com/compatible-mode/v1",
+            {"reasoning.maxTokens": 2000},
+            {"enable_thinking": True, "thinking_budget": 2000},
+        ),
+        (
+            "https://api.deepseek.com",
+            {"reasoning.enabled": False, "reasoning.effort": "high", "reasoning.maxTokens": 100},
+            {},
+        ),
         ("https://api.openai.com/v1", {"max-tokens": 50}, {"max_completion_tokens": 50}),
     ],
 )
@@ -181,9 +201,16 @@ def test_reasoning_parameters_per_server(base: str, settings: dict[str, Any], ex
 @pytest.mark.parametrize("fmt", ["field", "native"])
 @pytest.mark.parametrize("strip", ["all", "allButLast", "none"])
 @pytest.mark.parametrize("field_name", ["reasoning_content", "reasoning"])
-async def test_thinking_sent_back_per_policy(loopback: LoopbackServer, include: bool, fmt: str, strip: str, field_name: str) -> None:
+async def test_thinking_sent_back_per_policy(
+    loopback: LoopbackServer, include: bool, fmt: str, strip: str, field_name: str
+) -> None:
     settings = Settings(
-        {"reasoning.includeInContext": include, "reasoning.format": fmt, "reasoning.stripFromContext": strip, "reasoning.fieldName": field_name}
+        {
+            "reasoning.includeInContext": include,
+            "reasoning.format": fmt,
+            "reasoning.stripFromContext": strip,
+            "reasoning.fieldName": field_name,
+        }
     )
     loopback.add(openai_chat_reply("ok"))
     await run(provider(loopback), settings, apply_reasoning_policy(history(), settings))
@@ -208,7 +235,9 @@ async def test_signed_foreign_thinking_goes_back_as_plain_text_and_tools_round_t
             speaker="ai",
             blocks=[
                 ThinkingBlock(thought="check tool", source_field="thinking", signature="sig-abc"),
-                ThinkingBlock(thought="", is_hidden=True, source_field="thinking", provider_metadata={"data": "opaque"}),
+                ThinkingBlock(
+                    thought="", is_hidden=True, source_field="thinking", provider_metadata={"data": "opaque"}
+                ),
                 ToolCallBlock(id="call_1", name="weather", arguments='{"city": "Rome"}'),
             ],
             metadata={"provider": "anthropic", "model": "claude"},
@@ -223,7 +252,9 @@ async def test_signed_foreign_thinking_goes_back_as_plain_text_and_tools_round_t
         "role": "assistant",
         "content": None,
         "reasoning_content": "check tool",
-        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Rome"}'}}],
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Rome"}'}}
+        ],
     }
     assert sent[2] == {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}
     assert "sig-abc" not in json.dumps(sent) and "opaque" not in json.dumps(sent)
@@ -239,7 +270,10 @@ async def test_system_prompt_goes_first(loopback: LoopbackServer) -> None:
 
 # -- faults ------------------------------------------------------------------
 async def test_429_with_retry_after_then_success(loopback: LoopbackServer) -> None:
-    loopback.add(error(429, FIXTURES / "errors/openrouter_429_provider_rate_limited.json", retry_after=0.05), openai_chat_reply("fine"))
+    loopback.add(
+        error(429, FIXTURES / "errors/openrouter_429_provider_rate_limited.json", retry_after=0.05),
+        openai_chat_reply("fine"),
+    )
     events, asm = await run(provider(loopback))
     waits = [e for e in events if isinstance(e, RetryWait)]
     assert len(waits) == 1 and waits[0].seconds == pytest.approx(0.05) and waits[0].attempt == 1
@@ -249,7 +283,9 @@ async def test_429_with_retry_after_then_success(loopback: LoopbackServer) -> No
 
 
 async def test_500_then_success_with_backoff(loopback: LoopbackServer) -> None:
-    loopback.add(error(500, {"error": {"message": "boom"}}), error(503, b"upstream unavailable"), openai_chat_reply("fine"))
+    loopback.add(
+        error(500, {"error": {"message": "boom"}}), error(503, b"upstream unavailable"), openai_chat_reply("fine")
+    )
     events, asm = await run(provider(loopback))
     waits = [e for e in events if isinstance(e, RetryWait)]
     assert [w.attempt for w in waits] == [1, 2] and all(0 < w.seconds <= 0.02 for w in waits)
@@ -294,7 +330,13 @@ async def test_malformed_lines_are_skipped_and_counted(loopback: LoopbackServer)
 
 
 async def test_401_is_a_clear_auth_error_without_the_key(loopback: LoopbackServer) -> None:
-    body = {"error": {"message": f"Incorrect API key provided: {KEY}.", "type": "invalid_request_error", "code": "invalid_api_key"}}
+    body = {
+        "error": {
+            "message": f"Incorrect API key provided: {KEY}.",
+            "type": "invalid_request_error",
+            "code": "invalid_api_key",
+        }
+    }
     loopback.add(error(401, body))
     events, _ = await run(provider(loopback))
     assert len(events) == 1 and isinstance(events[0], StreamError)
@@ -303,10 +345,14 @@ async def test_401_is_a_clear_auth_error_without_the_key(loopback: LoopbackServe
     assert len(loopback.requests) == 1
 
 
-async def test_missing_key_names_the_variable_and_sends_nothing(loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_missing_key_names_the_variable_and_sends_nothing(
+    loopback: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("MY_KIMI_KEY", raising=False)
     events, _ = await run(provider(loopback, api_key_env="MY_KIMI_KEY"))
-    assert [(e.kind, "MY_KIMI_KEY" in e.message) for e in events if isinstance(e, StreamError)] == [("missing_key", True)]
+    assert [(e.kind, "MY_KIMI_KEY" in e.message) for e in events if isinstance(e, StreamError)] == [
+        ("missing_key", True)
+    ]
     assert loopback.requests == []
 
 
@@ -317,7 +363,13 @@ async def test_local_server_without_key(loopback: LoopbackServer) -> None:
 
 
 async def test_context_length_error_is_mapped(loopback: LoopbackServer) -> None:
-    body = {"error": {"message": "This model's maximum context length is 8192 tokens.", "type": "invalid_request_error", "code": "context_length_exceeded"}}
+    body = {
+        "error": {
+            "message": "This model's maximum context length is 8192 tokens.",
+            "type": "invalid_request_error",
+            "code": "context_length_exceeded",
+        }
+    }
     loopback.add(error(400, body))
     events, _ = await run(provider(loopback))
     assert isinstance(events[-1], StreamError) and events[-1].kind == "context_length"
@@ -341,7 +393,9 @@ async def test_recorded_error_bodies_become_one_precise_line(loopback: LoopbackS
 
 
 async def test_closing_the_stream_early_hangs_up(loopback: LoopbackServer) -> None:
-    loopback.add(sse(FIXTURES / "openai_reasoning_content/qwen3_max_dashscope_stream_reasoning_content.sse", seed=1, pace=0.01))
+    loopback.add(
+        sse(FIXTURES / "openai_reasoning_content/qwen3_max_dashscope_stream_reasoning_content.sse", seed=1, pace=0.01)
+    )
     p = provider(loopback)
     gen = p.stream([Content.human("hi")], Settings())
     async for event in gen:
@@ -357,7 +411,9 @@ async def test_closing_the_stream_early_hangs_up(loopback: LoopbackServer) -> No
 
 
 async def test_cancelling_the_task_hangs_up(loopback: LoopbackServer) -> None:
-    loopback.add(sse(FIXTURES / "openai_reasoning_content/qwen3_max_dashscope_stream_reasoning_content.sse", seed=1, pace=0.01))
+    loopback.add(
+        sse(FIXTURES / "openai_reasoning_content/qwen3_max_dashscope_stream_reasoning_content.sse", seed=1, pace=0.01)
+    )
     p = provider(loopback)
     seen = asyncio.Event()
 

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from loopback import FIXTURES, LoopbackServer, encode_sse, sse
 from replay import COMBOS, collect, combo_settings, make, meta_of, settings, stamped
+
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
 from tractui.core.events import Notice
 from tractui.providers.openai_responses import TEMPERATURE_NOTICE
@@ -57,13 +57,17 @@ async def test_recording_replays_to_its_expected_result(loopback: LoopbackServer
     assert assembler.text == meta["expected_text"]
     assert assembler.usage == expected_usage(meta["expected_usage"])
     content = assembler.content()
-    expected_source = "summary" if parts or "reasoning_text" not in meta.get("expected_reasoning_source", "") else "reasoning"
+    expected_source = (
+        "summary" if parts or "reasoning_text" not in meta.get("expected_reasoning_source", "") else "reasoning"
+    )
     assert {b.source_field for b in content.thinking} <= {expected_source}
     for index, arguments in meta.get("expected_function_call_arguments", {}).items():
         assert [c.arguments for c in content.tool_calls] == [arguments], index
     encrypted = [i for i in recorded_reasoning_items(path) if i.get("encrypted_content")]
     kept = [b.provider_metadata for b in content.thinking if "encrypted_content" in b.provider_metadata]
-    assert [(k["item_id"], k["encrypted_content"]) for k in kept] == [(i["id"], i["encrypted_content"]) for i in encrypted]
+    assert [(k["item_id"], k["encrypted_content"]) for k in kept] == [
+        (i["id"], i["encrypted_content"]) for i in encrypted
+    ]
 
 
 async def test_error_event_then_failed_is_one_error(loopback: LoopbackServer) -> None:
@@ -79,7 +83,10 @@ async def test_failed_mid_answer_keeps_the_text(loopback: LoopbackServer) -> Non
     events = [
         {"type": "response.output_item.added", "output_index": 0, "item": {"type": "message", "id": "msg_1"}},
         {"type": "response.output_text.delta", "item_id": "msg_1", "delta": "Partial"},
-        {"type": "response.failed", "response": {"status": "failed", "error": {"code": "server_error", "message": "The server had an error"}}},
+        {
+            "type": "response.failed",
+            "response": {"status": "failed", "error": {"code": "server_error", "message": "The server had an error"}},
+        },
     ]
     loopback.add(sse(encode_sse(events, done=False, event_names=[e["type"] for e in events]), seed=1))
     _, assembler = await collect(make(loopback, "openai-responses", MODEL, "/v1"))
@@ -89,7 +96,9 @@ async def test_failed_mid_answer_keeps_the_text(loopback: LoopbackServer) -> Non
 
 async def test_request_shape(loopback: LoopbackServer) -> None:
     loopback.add(sse(SMALL))
-    config = settings(reasoning__effort="high", reasoning__summary="detailed", max_tokens=5000, system_prompt="Be brief.")
+    config = settings(
+        reasoning__effort="high", reasoning__summary="detailed", max_tokens=5000, system_prompt="Be brief."
+    )
     await collect(make(loopback, "openai-responses", MODEL, "/v1"), config)
     request = loopback.requests[0]
     assert request.path == "/v1/responses"
@@ -128,7 +137,9 @@ def own_turn(model: str = MODEL) -> Content:
     return Content(
         speaker="ai",
         blocks=[
-            ThinkingBlock(thought="s1", source_field="summary", provider_metadata={"encrypted_content": "ENC1", "item_id": "rs_1"}),
+            ThinkingBlock(
+                thought="s1", source_field="summary", provider_metadata={"encrypted_content": "ENC1", "item_id": "rs_1"}
+            ),
             ToolCallBlock(id="call_1", name="calc", arguments='{"x":1}'),
         ],
         metadata={"provider": "openai-responses", "model": model},
@@ -150,19 +161,36 @@ def expected_input(include: bool, fmt: str, strip: str) -> list[dict[str, Any]]:
     keep = include and strip in ("none", "allButLast")
     items: list[dict[str, Any]] = [{"role": "user", "content": [{"type": "input_text", "text": "q1"}]}]
     if keep and fmt == "native":
-        items.append({"type": "reasoning", "encrypted_content": "ENC1", "id": "rs_1", "summary": [{"type": "summary_text", "text": "s1"}]})
+        items.append(
+            {
+                "type": "reasoning",
+                "encrypted_content": "ENC1",
+                "id": "rs_1",
+                "summary": [{"type": "summary_text", "text": "s1"}],
+            }
+        )
     elif keep:
-        items.append({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "<thinking>\ns1\n</thinking>"}]})
+        items.append(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "<thinking>\ns1\n</thinking>"}],
+            }
+        )
     items.append({"type": "function_call", "call_id": "call_1", "name": "calc", "arguments": '{"x":1}'})
     items.append({"type": "function_call_output", "call_id": "call_1", "output": "2"})
-    answer = ([{"type": "output_text", "text": "<thinking>\nc2\n</thinking>"}] if keep else []) + [{"type": "output_text", "text": "a2"}]
+    answer = ([{"type": "output_text", "text": "<thinking>\nc2\n</thinking>"}] if keep else []) + [
+        {"type": "output_text", "text": "a2"}
+    ]
     items.append({"type": "message", "role": "assistant", "content": answer})
     items.append({"role": "user", "content": [{"type": "input_text", "text": "q3"}]})
     return items
 
 
 @pytest.mark.parametrize(("include", "fmt", "strip"), COMBOS)
-async def test_history_for_every_reasoning_combination(loopback: LoopbackServer, include: bool, fmt: str, strip: str) -> None:
+async def test_history_for_every_reasoning_combination(
+    loopback: LoopbackServer, include: bool, fmt: str, strip: str
+) -> None:
     loopback.add(sse(SMALL))
     await collect(make(loopback, "openai-responses", MODEL, "/v1"), combo_settings(include, fmt, strip), history())
     assert loopback.requests[0].json["input"] == expected_input(include, fmt, strip)

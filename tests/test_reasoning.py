@@ -176,7 +176,9 @@ def test_thinking_estimate_comes_from_the_tokenizer():
     expected = sum(len(enc.encode_ordinary(t)) for t in ["t1", "t2a", "t2b", "t2c"])
     assert estimate_thinking_tokens(contents) == expected
     long = [ai("word " * 300, "x")]
-    assert estimate_thinking_tokens(long, TokenCounter("gpt-4")) == len(get_encoding("cl100k_base").encode_ordinary("word " * 300))
+    assert estimate_thinking_tokens(long, TokenCounter("gpt-4")) == len(
+        get_encoding("cl100k_base").encode_ordinary("word " * 300)
+    )
     assert estimate_thinking_tokens(long) != len("word " * 300) // 4
 
 
@@ -185,4 +187,6 @@ def test_effective_token_count_is_the_gauge_figure():
     counter = TokenCounter()
     contents = history()
     assert effective_token_count(contents, settings, counter=counter) == counter.count_messages(contents)
-    assert effective_token_count(contents, Settings(), counter=counter) == counter.count_messages(contents, include_thinking=False)
+    assert effective_token_count(contents, Settings(), counter=counter) == counter.count_messages(
+        contents, include_thinking=False
+    )

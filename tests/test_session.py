@@ -6,14 +6,14 @@ import asyncio
 import json
 
 import pytest
-
 from loopback import encode_sse, error, openai_chat_reply, sse
+
+from tractui.conversation.conversation import Conversation, ConversationError
 from tractui.core.content import Content, ThinkingBlock
 from tractui.core.events import StreamError, TextDelta, ThinkingDelta
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
-from tractui.providers.base import ProviderConfig
-from tractui.session import Conversation, ConversationError
+from tractui.providers.transport import ProviderConfig
 from tractui.store.compile import merge_commits
 from tractui.store.history import HistoryStore
 
@@ -30,13 +30,22 @@ def store(tmp_path):
 @pytest.fixture
 def config(loopback, monkeypatch):
     monkeypatch.setenv("TRACTUI_TEST_KEY", SECRET)
-    return ProviderConfig(provider="openai", model="loop-model", base_url=f"{loopback.url}/v1", api_key_env="TRACTUI_TEST_KEY")
+    return ProviderConfig(
+        provider="openai", model="loop-model", base_url=f"{loopback.url}/v1", api_key_env="TRACTUI_TEST_KEY"
+    )
 
 
 def word_stream(words: list[str], reasoning: str = "", **opts):
     """A Chat Completions stream with one small delta per word, so a paced reply arrives gradually."""
+
     def chunk(delta, finish=None):
-        return {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "m",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
 
     chunks = [chunk({"reasoning_content": reasoning})] if reasoning else []
     chunks += [chunk({"content": w}) for w in words] + [chunk({}, "stop")]
@@ -184,7 +193,9 @@ async def test_partial_reply_is_on_disk_while_streaming(store, config, loopback,
 
 
 async def test_provider_error_is_recorded_and_not_sent_back(store, config, loopback):
-    loopback.add(error(401, {"error": {"message": "bad key", "type": "invalid_request_error"}}), openai_chat_reply("ok"))
+    loopback.add(
+        error(401, {"error": {"message": "bad key", "type": "invalid_request_error"}}), openai_chat_reply("ok")
+    )
     conv = Conversation(store, Settings(), config)
     events = await collect(conv.send("q1"))
     assert any(isinstance(e, StreamError) for e in events)
@@ -199,13 +210,18 @@ async def test_switch_profile_keeps_history_and_uses_the_new_provider_next(store
     loopback.add(openai_chat_reply("from A"), openai_chat_reply("from B"))
     conv = Conversation(store, Settings(), config, profile_name="a")
     await collect(conv.send("q1"))
-    other = ProviderConfig(provider="openai", model="other-model", base_url=config.base_url, api_key_env="TRACTUI_TEST_KEY")
+    other = ProviderConfig(
+        provider="openai", model="other-model", base_url=config.base_url, api_key_env="TRACTUI_TEST_KEY"
+    )
     conv.switch_profile(other, Settings({"temperature": "0.5"}), "b")
     await collect(conv.send("q2"))
     body = loopback.requests[1].json
     assert body["model"] == "other-model" and body["temperature"] == 0.5
     assert [m["content"] for m in body["messages"]] == ["q1", "from A", "q2"]
-    assert [(c.model, c.profile) for c in conv.history() if c.kind == "assistant"] == [("loop-model", "a"), ("other-model", "b")]
+    assert [(c.model, c.profile) for c in conv.history() if c.kind == "assistant"] == [
+        ("loop-model", "a"),
+        ("other-model", "b"),
+    ]
     await conv.aclose()
 
 
@@ -243,7 +259,9 @@ async def test_gauge_follows_a_reasoning_policy_changed_after_the_last_call(stor
 
 
 async def test_totals_and_sessions(store, config, loopback):
-    loopback.add(openai_chat_reply("a", completion_tokens=5), openai_chat_reply("b", completion_tokens=6), openai_chat_reply("c"))
+    loopback.add(
+        openai_chat_reply("a", completion_tokens=5), openai_chat_reply("b", completion_tokens=6), openai_chat_reply("c")
+    )
     conv = Conversation(store, Settings(), config)
     await collect(conv.send("q1"))
     await collect(conv.retry())
@@ -263,7 +281,7 @@ async def test_api_key_never_reaches_the_store(store, config, loopback, tmp_path
     await collect(conv.send("q"))
     await collect(conv.send("again"))
     assert loopback.requests[0].headers["authorization"] == f"Bearer {SECRET}"
-    from tractui.cli_history import export_markdown
+    from tractui.cli.history import export_markdown
 
     exported = json.dumps(store.export_session(conv.session_id)) + export_markdown(store, conv.session_id)
     assert "fine" in exported and SECRET not in exported
@@ -286,7 +304,7 @@ async def test_demo_provider_turn(store):
 
 
 async def test_a_slow_consumer_holds_the_reading_back_and_still_gets_every_event(store, config, loopback, monkeypatch):
-    monkeypatch.setattr("tractui.session.AHEAD", 8)
+    monkeypatch.setattr("tractui.conversation.conversation.AHEAD", 8)
     loopback.add(word_stream([f"w{i} " for i in range(200)], seed=None))  # all in one write: only the reader can wait
     conv = Conversation(store, Settings(), config)
     provider = conv.provider

@@ -89,7 +89,16 @@ def test_booleans_parse_as_typed(raw, expected):
 
 @pytest.mark.parametrize(
     ("raw", "expected"),
-    [("8k", 8192), ("8K", 8192), ("1.5k", 1536), ("0.5M", 524288), ("0.5m", 524288), ("2048", 2048), ("16_000", 16000), (4096, 4096)],
+    [
+        ("8k", 8192),
+        ("8K", 8192),
+        ("1.5k", 1536),
+        ("0.5M", 524288),
+        ("0.5m", 524288),
+        ("2048", 2048),
+        ("16_000", 16000),
+        (4096, 4096),
+    ],
 )
 def test_sizes_use_k_equals_1024(raw, expected):
     assert Settings().set("reasoning.maxTokens", raw) == expected

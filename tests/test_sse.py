@@ -11,7 +11,7 @@ from tractui.providers.sse import SSEParser
 STREAM = (
     ": OPENROUTER PROCESSING\n\n"
     'data: {"a": 1}\n\n'
-    "event: error\ndata: {\"error\": 1}\n\n"
+    'event: error\ndata: {"error": 1}\n\n'
     "data: line one\ndata: line two\n\n\n"
     "id: 7\nretry: 10\n\n"
     "data\n\n"
@@ -19,7 +19,14 @@ STREAM = (
     "data: [DONE]\n\n"
     "data: unterminated"
 )
-EXPECTED = [("", '{"a": 1}'), ("error", '{"error": 1}'), ("", "line one\nline two"), ("", ""), ("", "no-space"), ("", "[DONE]")]
+EXPECTED = [
+    ("", '{"a": 1}'),
+    ("error", '{"error": 1}'),
+    ("", "line one\nline two"),
+    ("", ""),
+    ("", "no-space"),
+    ("", "[DONE]"),
+]
 
 
 def decode(text: str, seed: int | None) -> list[tuple[str, str]]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tractui.cli import build_parser
+from tractui.cli.main import build_parser
+from tractui.config.profiles import AppConfig, ProfileError, save_app_config
+from tractui.config.startup import DEMO, DEMO_NOTICE, StartupError, resolve_startup
 from tractui.core.settings import SettingError
-from tractui.profiles import AppConfig, ProfileError, save_app_config
-from tractui.providers.base import ProviderConfig
-from tractui.startup import DEMO, DEMO_NOTICE, StartupError, resolve_startup
+from tractui.providers.transport import ProviderConfig
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +37,9 @@ def test_default_profile_and_theme_come_from_config_toml(monkeypatch):
     save_app_config(AppConfig(default_profile="kimi", theme="nord"))
     start = resolve()
     assert start.profile_name == "kimi" and start.theme == "nord"
-    assert start.config == ProviderConfig("openai", "kimi-k2-thinking", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY")
+    assert start.config == ProviderConfig(
+        "openai", "kimi-k2-thinking", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY"
+    )
     assert start.settings.get("reasoning.includeInContext") is True
     assert start.notices == []
 
@@ -46,12 +48,16 @@ def test_profile_flag_wins_over_the_default_and_a_missing_key_is_noticed():
     save_app_config(AppConfig(default_profile="kimi"))
     start = resolve("--profile", "claude")
     assert start.profile_name == "claude" and start.config.provider == "anthropic"
-    assert start.notices == ["ANTHROPIC_API_KEY is not set: requests to claude-sonnet-4-5 will fail until it is (export ANTHROPIC_API_KEY=…)"]
+    assert start.notices == [
+        "ANTHROPIC_API_KEY is not set: requests to claude-sonnet-4-5 will fail until it is (export ANTHROPIC_API_KEY=…)"
+    ]
 
 
 def test_flags_override_the_profile():
     start = resolve("--profile", "kimi", "--model", "kimi-k2-turbo-preview", "--base-url", "http://127.0.0.1:9/v1")
-    assert start.config == ProviderConfig("openai", "kimi-k2-turbo-preview", "http://127.0.0.1:9/v1", "MOONSHOT_API_KEY")
+    assert start.config == ProviderConfig(
+        "openai", "kimi-k2-turbo-preview", "http://127.0.0.1:9/v1", "MOONSHOT_API_KEY"
+    )
     assert start.settings.get("context-limit") == 262144
 
 
@@ -62,7 +68,9 @@ def test_another_provider_drops_the_profile_endpoint():
 
 def test_provider_flags_alone_skip_the_default_profile():
     save_app_config(AppConfig(default_profile="kimi"))
-    start = resolve("--provider", "openai", "--model", "qwen", "--base-url", "http://localhost:8000/v1", "--api-key-env", "")
+    start = resolve(
+        "--provider", "openai", "--model", "qwen", "--base-url", "http://localhost:8000/v1", "--api-key-env", ""
+    )
     assert start.config == ProviderConfig("openai", "qwen", "http://localhost:8000/v1", "")
     assert start.profile_name is None and start.settings.changed() == {} and start.notices == []
     assert resolve("--provider", "demo").config == DEMO
@@ -84,7 +92,11 @@ def test_set_flags_apply_last():
         (("--provider", "openia", "--model", "x"), StartupError, "unknown provider 'openia'"),
         (("--provider", "openai"), StartupError, "--provider openai needs --model"),
         (("--model", "gpt-4o"), StartupError, "need --provider or --profile"),
-        (("--provider", "openai", "--model", "m", "--api-key-env", "sk-abc"), ProfileError, "api_key_env must be the name"),
+        (
+            ("--provider", "openai", "--model", "m", "--api-key-env", "sk-abc"),
+            ProfileError,
+            "api_key_env must be the name",
+        ),
     ],
 )
 def test_bad_flags_are_one_line_errors(argv, error, fragment):
@@ -99,7 +111,9 @@ def test_broken_default_profile_falls_back_to_the_demo_with_the_reason(config_di
     save_app_config(AppConfig(default_profile="mine"))
     start = resolve()
     assert start.config == DEMO
-    assert start.notices[0].startswith("default profile not loaded, using the demo: ") and "mine.toml" in start.notices[0]
+    assert (
+        start.notices[0].startswith("default profile not loaded, using the demo: ") and "mine.toml" in start.notices[0]
+    )
 
 
 def test_profile_warnings_and_unknown_config_keys_become_notices(config_dir):

@@ -9,6 +9,7 @@ import stat
 
 import pytest
 
+from tractui.config.paths import history_path
 from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage
 from tractui.store.db import SCHEMA_VERSION, StoreError
 from tractui.store.history import HistoryStore, new_id
@@ -27,7 +28,7 @@ def ai(text: str) -> Content:
 
 def test_default_path_is_under_the_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("TRACTUI_DATA_DIR", str(tmp_path / "d"))
-    with HistoryStore() as s:
+    with HistoryStore(history_path()) as s:
         assert s.path == tmp_path / "d" / "history.db"
         assert s.path.exists()
 
@@ -60,7 +61,17 @@ def test_commit_round_trip_keeps_everything(store):
         metadata={"provider": "anthropic", "model": "m", "base_url": "https://x"},
     )
     usage = Usage(input_tokens=10, output_tokens=5, reasoning_tokens=3, cached_input_tokens=2)
-    c = store.append(sid, "assistant", content, usage=usage, provider="anthropic", model="m", profile="p", status="interrupted", metadata={"k": [1]})
+    c = store.append(
+        sid,
+        "assistant",
+        content,
+        usage=usage,
+        provider="anthropic",
+        model="m",
+        profile="p",
+        status="interrupted",
+        metadata={"k": [1]},
+    )
     got = store.get(c.id)
     assert got == c
     assert got.content.blocks[0].thought == "  hmm\n"
@@ -131,7 +142,9 @@ def test_totals_sum_every_branch(store):
     sid = store.create_session()
     u = store.append(sid, "user", Content.human("q"))
     store.append(sid, "assistant", ai("1"), usage=Usage(input_tokens=5, output_tokens=7, reasoning_tokens=4))
-    store.append(sid, "assistant", ai("2"), parent_id=u.id, usage=Usage(input_tokens=5, output_tokens=3, reasoning_tokens=1))
+    store.append(
+        sid, "assistant", ai("2"), parent_id=u.id, usage=Usage(input_tokens=5, output_tokens=3, reasoning_tokens=1)
+    )
     t = store.totals(sid)
     assert (t.output_tokens, t.reasoning_tokens) == (10, 5)
 
@@ -139,7 +152,11 @@ def test_totals_sum_every_branch(store):
 def test_export_import_is_lossless(store, tmp_path):
     sid = store.create_session()
     u = store.append(sid, "user", Content.human("q"))
-    store.append(sid, "reasoning", Content(speaker="ai", blocks=[ThinkingBlock(thought="", is_hidden=True, provider_metadata={"data": "opaque"})]))
+    store.append(
+        sid,
+        "reasoning",
+        Content(speaker="ai", blocks=[ThinkingBlock(thought="", is_hidden=True, provider_metadata={"data": "opaque"})]),
+    )
     store.append(sid, "assistant", ai("a"), usage=Usage(input_tokens=1), status="interrupted")
     store.append(sid, "assistant", ai("b"), parent_id=u.id)
     data = store.export_session(sid)
@@ -153,8 +170,14 @@ def test_export_import_is_lossless(store, tmp_path):
 def test_import_refuses_bad_files_and_changes_nothing(store):
     with pytest.raises(StoreError, match="not a tractui session export"):
         store.import_session({"format": "x"})
-    bad = {"format": "tractui-session", "version": 1, "session": {"id": "S", "created_at": 0, "updated_at": 0, "head": None},
-           "commits": [{"id": "A", "parent_id": "missing", "kind": "user", "content": {"speaker": "human"}, "created_at": 0}]}
+    bad = {
+        "format": "tractui-session",
+        "version": 1,
+        "session": {"id": "S", "created_at": 0, "updated_at": 0, "head": None},
+        "commits": [
+            {"id": "A", "parent_id": "missing", "kind": "user", "content": {"speaker": "human"}, "created_at": 0}
+        ],
+    }
     with pytest.raises(StoreError, match="missing parent"):
         store.import_session(bad)
     assert store.list_sessions() == []

@@ -56,7 +56,24 @@ def split_with(text, **options):
 
 
 # -- 1. chunking invariance ---------------------------------------------------
-PIECES = ["<think>", "</think>", "<thinking>", "</thinking>", "<", "</", "think", ">", "/", "a", "b c", " ", "\n", "\n\n", "<th", "nk>"]
+PIECES = [
+    "<think>",
+    "</think>",
+    "<thinking>",
+    "</thinking>",
+    "<",
+    "</",
+    "think",
+    ">",
+    "/",
+    "a",
+    "b c",
+    " ",
+    "\n",
+    "\n\n",
+    "<th",
+    "nk>",
+]
 MODES = [
     {},
     {"anywhere": True},

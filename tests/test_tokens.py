@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import hashlib
 import json
+import os
 import shutil
 import socket
 import threading
@@ -61,7 +61,15 @@ def test_shipped_ranks_parse_to_tiktokens_own_reading(name):
 
 
 def sample_texts() -> list[str]:
-    texts = ["", "hello world", "  leading\n\n\ttabs", "日本語のテキスト", "emoji 😊👍🏽", "<|endoftext|> is plain text here", "x" * 5000]
+    texts = [
+        "",
+        "hello world",
+        "  leading\n\n\ttabs",
+        "日本語のテキスト",
+        "emoji 😊👍🏽",
+        "<|endoftext|> is plain text here",
+        "x" * 5000,
+    ]
     for meta in sorted(FIXTURES.glob("*/*.meta.json"))[:20]:
         data = json.loads(meta.read_text(encoding="utf-8"))
         texts += [data.get("expected_reasoning") or "", data.get("expected_text") or ""]
@@ -157,7 +165,9 @@ def reply() -> Content:
         speaker="ai",
         blocks=[
             ThinkingBlock(thought="First I consider the question."),
-            ThinkingBlock(thought="", is_hidden=True, source_field="thinking", provider_metadata={"data": "EuYBCkQYAiJA" * 50}),
+            ThinkingBlock(
+                thought="", is_hidden=True, source_field="thinking", provider_metadata={"data": "EuYBCkQYAiJA" * 50}
+            ),
             TextBlock(text="The answer is 42."),
             ToolCallBlock(id="c1", name="lookup", arguments='{"q": "42"}'),
         ],
@@ -239,7 +249,9 @@ def test_cache_is_bounded_by_the_text_it_holds():
     partial = ""
     for _ in range(50):  # a streaming reply: every update a longer partial
         partial += "word "
-        assert counter.count_content(Content(speaker="ai", blocks=[TextBlock(text=partial)])) == MESSAGE_OVERHEAD + counter.count(partial)
+        assert counter.count_content(
+            Content(speaker="ai", blocks=[TextBlock(text=partial)])
+        ) == MESSAGE_OVERHEAD + counter.count(partial)
     assert counter._cached_chars <= 100
     assert len(counter._messages) < 50
 

@@ -40,7 +40,11 @@ def test_two_writers_at_once(tmp_path):
         store.append(shared, "system", Content.system_prompt("start"))
     go = tmp_path / "go"
     procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(db), shared, name, str(go), str(PER_PROCESS)], stdout=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(db), shared, name, str(go), str(PER_PROCESS)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         for name in ("A", "B")
     ]
     go.touch()

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
-from ui_support import build_app
-
 from textual.geometry import Offset
 from textual.selection import Selection
 from textual.widgets import Markdown
+from ui_support import build_app
 
 from tractui.ui.widgets.answer import SEGMENT_CHARS, AnswerView, safe_cut
 from tractui.ui.widgets.answer_segment import AnswerSegment
@@ -36,7 +35,10 @@ async def test_long_streamed_answer_is_segmented_and_complete(tmp_path):
         for i in range(0, len(source), 37):  # fragments cutting through fences and blank lines
             await answer.write(source[i : i + 37])
         growing = answer.children[-1]  # the fences are highlighted Markdown fences
-        assert isinstance(growing, AnswerSegment) and len(growing.query("MarkdownFence")) == growing.source.count("```python") > 0
+        assert (
+            isinstance(growing, AnswerSegment)
+            and len(growing.query("MarkdownFence")) == growing.source.count("```python") > 0
+        )
         await message.finish()
         await pilot.pause()
         # live or already frozen: each segment keeps its source
@@ -60,7 +62,9 @@ async def test_every_segment_of_a_streamed_answer_ends_up_frozen(tmp_path):
             await message.finish()
             await asyncio.sleep(0.2)  # the capture queue runs, finds nothing laid out, and must wait
         frozen = await _frozen_after_layout(pilot, answer)
-        assert "".join(part for f in frozen for part in f.sources) == source  # none left live, waiting for a capture that never comes
+        assert (
+            "".join(part for f in frozen for part in f.sources) == source
+        )  # none left live, waiting for a capture that never comes
 
 
 async def test_an_answer_removed_while_its_segments_wait_does_not_stop_later_captures(tmp_path):
@@ -168,7 +172,11 @@ async def test_frozen_text_is_selectable_and_copied_as_shown(tmp_path):
         app.screen.selections = {frozen: selection}
         await pilot.pause()
         marked = frozen.render_line(y)
-        chosen = [seg.text for seg in marked._segments if seg.style and seg.style.bgcolor == app.screen.get_component_rich_style("screen--selection").bgcolor]
+        chosen = [
+            seg.text
+            for seg in marked._segments
+            if seg.style and seg.style.bgcolor == app.screen.get_component_rich_style("screen--selection").bgcolor
+        ]
         assert "".join(chosen) == "First paragraph"
 
 

@@ -52,7 +52,10 @@ async def test_hiding_thinking_applies_to_past_and_future_replies(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await run(pilot, "one")
         await run(pilot, "/set reasoning.includeInResponse false")
-        assert all(not v.display or not v.visible or app.query_one("#chat").has_class("-hide-thinking") for v in app.query(".thinking"))
+        assert all(
+            not v.display or not v.visible or app.query_one("#chat").has_class("-hide-thinking")
+            for v in app.query(".thinking")
+        )
         assert all(v.region.height == 0 for v in app.query(".thinking"))
         await run(pilot, "two")
         assert len(app.query(".thinking")) == 2 and all(v.region.height == 0 for v in app.query(".thinking"))

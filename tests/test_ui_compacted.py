@@ -23,8 +23,12 @@ def _compacted_session(store) -> str:
     for i in range(3):
         ids.append(store.append(sid, "user", Content.human(f"question {i}")).id)
         ids.append(store.append(sid, "assistant", _answer(f"answer {i}")).id)
-    store.append(sid, "summary", Content(speaker="system", blocks=[TextBlock(text="GOAL: learn lists. DECISIONS: use slicing.")]),
-                 metadata=summary_metadata(ids[0], ids[3]))
+    store.append(
+        sid,
+        "summary",
+        Content(speaker="system", blocks=[TextBlock(text="GOAL: learn lists. DECISIONS: use slicing.")]),
+        metadata=summary_metadata(ids[0], ids[3]),
+    )
     store.append(sid, "user", Content.human("question 3"))
     store.append(sid, "assistant", _answer("answer 3"))
     return sid

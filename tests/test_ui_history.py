@@ -24,7 +24,11 @@ def _long_session(store, exchanges: int = EXCHANGES) -> str:
     sid = store.create_session("long")
     for i in range(exchanges):
         store.append(sid, "user", Content.human(f"question {i}"))
-        store.append(sid, "reasoning", Content(speaker="ai", blocks=[ThinkingBlock(thought=f"thinking {i}", source_field="reasoning_content")]))
+        store.append(
+            sid,
+            "reasoning",
+            Content(speaker="ai", blocks=[ThinkingBlock(thought=f"thinking {i}", source_field="reasoning_content")]),
+        )
         store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text=f"answer {i}. {ANSWER}")]))
     return sid
 
@@ -47,7 +51,12 @@ def test_entries_group_a_turn_into_one_reply_and_keep_summaries(tmp_path):
         sid = _long_session(store, exchanges=3)
         chain = store.chain(sid)
         ids = [c.id for c in chain]
-        store.append(sid, "summary", Content(speaker="system", blocks=[TextBlock(text="so far")]), metadata=summary_metadata(ids[0], ids[5]))
+        store.append(
+            sid,
+            "summary",
+            Content(speaker="system", blocks=[TextBlock(text="so far")]),
+            metadata=summary_metadata(ids[0], ids[5]),
+        )
         shown = entries(store.chain(sid))
     assert [e.kind for e in shown] == ["user", "reply"] * 3 + ["summary"]
     assert [[c.kind for c in e.commits] for e in shown[:2]] == [["user"], ["reasoning", "assistant"]]
@@ -64,7 +73,9 @@ def test_newest_batch_fits_the_budget_keeps_at_least_one_and_never_splits_a_ques
     start = newest(shown)
     batch = shown[start:]
     assert batch[0].kind == "user" and batch[1].kind == "reply"
-    assert sum(e.size for e in batch[2:]) < BATCH_CHARS <= sum(e.size for e in batch)  # the reply that crossed the budget ends it
+    assert (
+        sum(e.size for e in batch[2:]) < BATCH_CHARS <= sum(e.size for e in batch)
+    )  # the reply that crossed the budget ends it
     assert newest(shown, budget=1) == len(shown) - 2  # one reply, and its question with it
     assert newest(shown[:1], budget=1) == 0
     assert newest(shown, budget=10**9) == 0
@@ -147,7 +158,12 @@ async def test_a_summary_in_an_earlier_batch_is_drawn_with_its_dimmed_originals(
     store = app.conversation.store
     sid = _long_session(store)
     chain = store.chain(sid)
-    store.append(sid, "summary", Content(speaker="system", blocks=[TextBlock(text="so far")]), metadata=summary_metadata(chain[0].id, chain[-1].id))
+    store.append(
+        sid,
+        "summary",
+        Content(speaker="system", blocks=[TextBlock(text="so far")]),
+        metadata=summary_metadata(chain[0].id, chain[-1].id),
+    )
     for i in range(EXCHANGES, EXCHANGES + 12):
         store.append(sid, "user", Content.human(f"question {i}"))
         store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text=f"answer {i}. {ANSWER}")]))

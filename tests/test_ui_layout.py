@@ -17,7 +17,9 @@ ANSWER = "## Plan\n\nA paragraph that wraps over more than one line of the scree
 async def _layouts_per_frame(tmp_path, write) -> list[int]:
     app = build_app(tmp_path)
     counts: list[int] = []
-    async with app.run_test(size=(60, 40)) as pilot:  # tall enough for no scrollbar to appear (that is a layout of its own)
+    async with app.run_test(
+        size=(60, 40)
+    ) as pilot:  # tall enough for no scrollbar to appear (that is a layout of its own)
         message = AssistantMessage(app._count, app.clock)
         await app.query_one("#chat").mount(message)
         await pilot.pause()
@@ -43,6 +45,8 @@ async def test_each_frame_of_streamed_thinking_is_laid_out_once(tmp_path):
 
 async def test_each_frame_of_a_streamed_answer_is_laid_out_once(tmp_path):
     async def write(message, step):
-        await (await message.answer()).write(ANSWER if step == 0 else f"y = {step}\n")  # the paragraph, then a growing fence
+        await (await message.answer()).write(
+            ANSWER if step == 0 else f"y = {step}\n"
+        )  # the paragraph, then a growing fence
 
     assert (await _layouts_per_frame(tmp_path, write))[1:] == [1] * 5

@@ -8,9 +8,9 @@ import threading
 import pytest
 from ui_support import DEMO, FakeClock, settle, type_line, wait_for
 
+from tractui.conversation.conversation import Conversation
 from tractui.core.settings import Settings
 from tractui.providers.demo import DemoProvider
-from tractui.session import Conversation
 from tractui.store.history import HistoryStore
 from tractui.ui.app import TractApp
 from tractui.ui.pending import PendingConversation
@@ -62,7 +62,7 @@ async def test_input_typed_before_the_conversation_is_built_is_sent_after(tmp_pa
 
 @pytest.mark.parametrize("follow", [True, False])
 async def test_a_session_resumed_from_the_command_line_takes_its_profile_unless_one_was_chosen(tmp_path, follow):
-    from tractui.profiles import ProfileStore
+    from tractui.config.profiles import ProfileStore
 
     ProfileStore().save("mine", dataclasses.replace(DEMO, model="demo-2"), Settings())
     store = HistoryStore(tmp_path / "history.db")
@@ -102,7 +102,7 @@ async def test_a_session_resumed_from_the_command_line_takes_its_profile_unless_
     ],
 )
 def test_a_resumed_session_keeps_what_the_command_line_chose(argv, chose):
-    from tractui.cli import build_parser
+    from tractui.cli.main import build_parser
     from tractui.ui.launch import chose_setup
 
     assert chose_setup(build_parser().parse_args(argv)) is chose

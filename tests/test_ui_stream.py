@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from loopback import encode_sse, error, sse
-from ui_support import FakeClock, stalled, build_app, chat_stream, loop_config, screen_text, settle, type_line, wait_for
+from ui_support import FakeClock, build_app, chat_stream, loop_config, screen_text, settle, stalled, type_line, wait_for
 
 from tractui.core.events import ThinkingDelta
 from tractui.core.tokens import count_tokens
@@ -170,7 +170,10 @@ async def test_scrolled_up_reader_gets_a_hint_instead_of_a_jump(tmp_path, loopba
         chat = app.query_one("#chat")
         prompt, footer = app.query_one("#input").region, app.query_one("#footer").region
         await type_line(pilot, "stream slowly")
-        await wait_for(pilot, lambda: len(app.query(AssistantMessage)) == 2 and "more" in app.query(AssistantMessage)[-1].answer_text)
+        await wait_for(
+            pilot,
+            lambda: len(app.query(AssistantMessage)) == 2 and "more" in app.query(AssistantMessage)[-1].answer_text,
+        )
         chat.scroll_to(y=0, animate=False, immediate=True)
         await settle(pilot)
         assert chat.scroll_y == 0
@@ -209,7 +212,16 @@ async def test_a_tool_call_shows_as_one_inert_line_live_and_when_resumed(tmp_pat
     chunks = [
         {**base, "choices": [{"index": 0, "delta": {"content": "Let me look."}, "finish_reason": None}]},
         {**base, "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]},
-        {**base, "choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "Oslo"}'}}]}, "finish_reason": None}]},
+        {
+            **base,
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "Oslo"}'}}]},
+                    "finish_reason": None,
+                }
+            ],
+        },
         {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
     ]
     loopback.add(sse(encode_sse(chunks)))
@@ -323,7 +335,11 @@ async def test_hiding_or_folding_thinking_keeps_the_line_being_read_in_place(tmp
         await settle(pilot)
         chat.restore(place)
         await pilot.pause()
-        top = sum(w.virtual_region.y for w in (answer, *answer.ancestors) if w.parent is not None and w is not chat and chat in w.ancestors)
+        top = sum(
+            w.virtual_region.y
+            for w in (answer, *answer.ancestors)
+            if w.parent is not None and w is not chat and chat in w.ancestors
+        )
         assert chat.scroll_y == min(chat.max_scroll_y, top - row)
 
 

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from tractui.paths import shipped_dir
+from tractui.config.paths import shipped_dir
 from tractui.ui.themes import OUR_VARIABLES, load_themes, variable_defaults
 
 

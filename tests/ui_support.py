@@ -9,11 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from tractui.conversation.conversation import Conversation
 from tractui.core.settings import Settings
 from tractui.providers import make_provider
-from tractui.providers.base import ProviderConfig
 from tractui.providers.demo import DemoProvider
-from tractui.session import Conversation
+from tractui.providers.transport import ProviderConfig
 from tractui.store.history import HistoryStore
 from tractui.ui.app import TractApp
 
@@ -84,7 +84,9 @@ def loop_config(loopback: Any, model: str = "loop-model") -> ProviderConfig:
     return ProviderConfig(provider="openai", model=model, base_url=f"{loopback.url}/v1", api_key_env="")
 
 
-def chat_stream(reasoning: list[str], text: list[str], *, usage: tuple[int, int] | None = (1200, 300), finish: bool = True) -> bytes:
+def chat_stream(
+    reasoning: list[str], text: list[str], *, usage: tuple[int, int] | None = (1200, 300), finish: bool = True
+) -> bytes:
     """Chat Completions SSE bytes: reasoning deltas, then content deltas, then usage."""
     from loopback import encode_sse
 
@@ -98,7 +100,17 @@ def chat_stream(reasoning: list[str], text: list[str], *, usage: tuple[int, int]
         chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     if usage is not None:
         prompt, completion = usage
-        chunks.append({**base, "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}})
+        chunks.append(
+            {
+                **base,
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                },
+            }
+        )
     return encode_sse(chunks, done=finish)
 
 

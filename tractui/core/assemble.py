@@ -78,7 +78,12 @@ class MessageAssembler:
             self._sign(event)
         elif isinstance(event, RedactedThinking):
             self._parts.append(
-                _Part("redacted", source_field=event.source_field, metadata={"data": event.data, **event.metadata}, closed=True)
+                _Part(
+                    "redacted",
+                    source_field=event.source_field,
+                    metadata={"data": event.data, **event.metadata},
+                    closed=True,
+                )
             )
         elif isinstance(event, ToolCallDelta):
             self._tool(event)
@@ -103,7 +108,12 @@ class MessageAssembler:
         if not text:
             return
         tail = self._parts[-1] if self._parts else None
-        if tail is not None and tail.kind == kind and not tail.closed and (kind == "text" or tail.source_field == source):
+        if (
+            tail is not None
+            and tail.kind == kind
+            and not tail.closed
+            and (kind == "text" or tail.source_field == source)
+        ):
             tail.pieces.append(text)
         else:
             self._parts.append(_Part(kind, [text], source_field=source))

@@ -7,7 +7,7 @@ and nothing is filtered when stored. Filtering happens on the way out
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -64,7 +64,7 @@ class ToolResultBlock(_Block):
 
 
 Block = Annotated[
-    Union[TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock],
+    TextBlock | ThinkingBlock | ToolCallBlock | ToolResultBlock,
     Field(discriminator="type"),
 ]
 

@@ -7,7 +7,8 @@ new objects, unchanged ones are passed through as they are.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 from tractui.core.content import Content, ThinkingBlock
 from tractui.core.settings import Settings
@@ -124,7 +125,7 @@ def estimate_thinking_tokens(contents: Sequence[Content], counter: TokenCounter 
 
 
 def effective_token_count(contents: Sequence[Content], settings: Settings, **options: Any) -> int:
-    """The gauge's one number (``tractui.core.context.measure_context``), for callers that need only it."""
-    from tractui.core.context import measure_context  # context builds on this module
+    """The gauge's one number (``tractui.core.gauge.measure_context``), for callers that need only it."""
+    from tractui.core.gauge import measure_context  # context builds on this module
 
     return measure_context(contents, settings, **options).effective

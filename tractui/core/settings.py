@@ -10,8 +10,9 @@ from __future__ import annotations
 import difflib
 import math
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 KILO = 1024
 
@@ -60,7 +61,9 @@ def _spec(*args: Any, **kwargs: Any) -> SettingSpec:
 SPECS: tuple[SettingSpec, ...] = (
     _spec("reasoning.enabled", "bool", True, "Ask the model to think (reasoning parameters are sent)."),
     _spec("reasoning.includeInContext", "bool", False, "Send earlier turns' thinking back to the model."),
-    _spec("reasoning.includeInResponse", "bool", True, "Show thinking in the conversation (display only).", display=True),
+    _spec(
+        "reasoning.includeInResponse", "bool", True, "Show thinking in the conversation (display only).", display=True
+    ),
     _spec(
         "reasoning.effort",
         "enum",
@@ -69,8 +72,21 @@ SPECS: tuple[SettingSpec, ...] = (
         choices=("none", "minimal", "low", "medium", "high", "xhigh", "max"),
         optional=True,
     ),
-    _spec("reasoning.maxTokens", "int", None, "Thinking budget in tokens (Anthropic, Gemini, some servers).", minimum=0, optional=True),
-    _spec("reasoning.format", "enum", "field", "How thinking is sent back: native blocks or a reasoning field.", choices=("native", "field")),
+    _spec(
+        "reasoning.maxTokens",
+        "int",
+        None,
+        "Thinking budget in tokens (Anthropic, Gemini, some servers).",
+        minimum=0,
+        optional=True,
+    ),
+    _spec(
+        "reasoning.format",
+        "enum",
+        "field",
+        "How thinking is sent back: native blocks or a reasoning field.",
+        choices=("native", "field"),
+    ),
     _spec(
         "reasoning.stripFromContext",
         "enum",
@@ -85,23 +101,58 @@ SPECS: tuple[SettingSpec, ...] = (
         "Field carrying thinking on OpenAI-compatible servers (reasoning for Ollama, OpenRouter, newer vLLM).",
         choices=("reasoning_content", "reasoning"),
     ),
-    _spec("reasoning.summary", "enum", "auto", "Reasoning summary detail (OpenAI Responses API).", choices=("auto", "concise", "detailed", "none")),
+    _spec(
+        "reasoning.summary",
+        "enum",
+        "auto",
+        "Reasoning summary detail (OpenAI Responses API).",
+        choices=("auto", "concise", "detailed", "none"),
+    ),
     _spec("reasoning.tags", "tags", ("think",), "Tag names that wrap thinking inside answer text."),
     _spec("reasoning.tagsAnywhere", "bool", False, "Accept think tags anywhere in the answer, not only at its start."),
-    _spec("reasoning.startsInThinking", "bool", False, "The stream starts inside a think block (template put <think> in the prompt)."),
+    _spec(
+        "reasoning.startsInThinking",
+        "bool",
+        False,
+        "The stream starts inside a think block (template put <think> in the prompt).",
+    ),
     _spec("context-limit", "int", 128000, "The model's context window in tokens.", minimum=256),
-    _spec("compression-threshold", "float", 0.85, "Compact when the effective context passes this fraction of the usable window.", minimum=0.1, maximum=1.0),
+    _spec(
+        "compression-threshold",
+        "float",
+        0.85,
+        "Compact when the effective context passes this fraction of the usable window.",
+        minimum=0.1,
+        maximum=1.0,
+    ),
     _spec("max-tokens", "int", None, "Maximum output tokens per reply (the output reserve).", minimum=1, optional=True),
-    _spec("max-output", "int", None, "The model's own default output limit (a model fact, used for the reserve).", minimum=1, optional=True),
+    _spec(
+        "max-output",
+        "int",
+        None,
+        "The model's own default output limit (a model fact, used for the reserve).",
+        minimum=1,
+        optional=True,
+    ),
     _spec("temperature", "float", None, "Sampling temperature.", minimum=0.0, maximum=2.0, optional=True),
     _spec("retries", "int", 3, "Retries on 429, 5xx and overloaded answers.", minimum=0, maximum=20),
-    _spec("timeout", "float", 60.0, "Seconds without data before a stream counts as stalled.", minimum=1.0, maximum=3600.0),
+    _spec(
+        "timeout", "float", 60.0, "Seconds without data before a stream counts as stalled.", minimum=1.0, maximum=3600.0
+    ),
     _spec("system-prompt", "str", "", "System prompt sent before the conversation."),
     _spec("compaction.auto", "bool", True, "Compact automatically when the gauge passes the threshold."),
     _spec("compaction.model", "str", None, "Model used to summarise (default: the active one).", optional=True),
     _spec("compaction.profile", "str", None, "Profile used to summarise (default: the active one).", optional=True),
     _spec("compaction.keepTurns", "int", 4, "Most recent turns kept verbatim when compacting.", minimum=0),
-    _spec("compaction.keepFraction", "float", None, "Keep recent turns up to this fraction of the limit instead of a turn count.", minimum=0.0, maximum=0.9, optional=True),
+    _spec(
+        "compaction.keepFraction",
+        "float",
+        None,
+        "Keep recent turns up to this fraction of the limit instead of a turn count.",
+        minimum=0.0,
+        maximum=0.9,
+        optional=True,
+    ),
 )
 
 REGISTRY: dict[str, SettingSpec] = {s.key: s for s in SPECS}

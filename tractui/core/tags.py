@@ -26,7 +26,7 @@ thinking, no ``<`` in the chunk) is a single ``in`` test and one event.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from collections.abc import Sequence
 
 from tractui.core.events import ExtractorEvent, ReclassifyAsThinking, TextDelta, ThinkingDelta, ThinkingEnd
 
@@ -46,20 +46,20 @@ class ThinkTagExtractor:
     """A state machine fed one chunk at a time; single use (one message)."""
 
     __slots__ = (
-        "_opens",
-        "_closes",
-        "_close_of",
-        "_anywhere",
-        "_state",
-        "_hold",
-        "_strip",
         "_answered",
+        "_anywhere",
+        "_close_of",
+        "_closes",
+        "_fast",
+        "_hold",
+        "_kind",
+        "_longest",
         "_may_reclassify",
         "_needles",
-        "_longest",
-        "_kind",
-        "_fast",
+        "_opens",
         "_raw",
+        "_state",
+        "_strip",
     )
 
     def __init__(

@@ -17,9 +17,9 @@ from __future__ import annotations
 import binascii
 import hashlib
 import threading
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Hashable, Sequence
 
 import tiktoken
 from tiktoken.model import encoding_name_for_model
@@ -92,7 +92,9 @@ def _load_ranks(name: str, sha256: str) -> dict[bytes, int]:
     """
     data = encoding_path(name).read_bytes()
     if hashlib.sha256(data).hexdigest() != sha256:
-        raise ValueError(f"Hash mismatch for the shipped encoding {name}.tiktoken (expected {sha256}): the package is damaged")
+        raise ValueError(
+            f"Hash mismatch for the shipped encoding {name}.tiktoken (expected {sha256}): the package is damaged"
+        )
     fields = data.split()
     return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2])))
 
@@ -109,7 +111,9 @@ def get_encoding(name: str) -> tiktoken.Encoding:
         enc = _cache.get(name)
         if enc is None:
             ranks = _load_ranks(name, spec.sha256)
-            enc = tiktoken.Encoding(name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=dict(spec.special_tokens))
+            enc = tiktoken.Encoding(
+                name, pat_str=spec.pat_str, mergeable_ranks=ranks, special_tokens=dict(spec.special_tokens)
+            )
             _cache[name] = enc
     return enc
 

@@ -15,7 +15,7 @@ from tractui.providers.config import PROVIDERS, ProviderConfig
 if TYPE_CHECKING:
     import httpx
 
-    from tractui.providers.base import Provider
+    from tractui.providers.transport import Provider
 
 
 class UnknownProvider(ValueError):

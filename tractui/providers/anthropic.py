@@ -25,9 +25,9 @@ from tractui.core.events import (
     UsageEvent,
 )
 from tractui.core.settings import Settings
-from tractui.providers.base import Provider, RequestError, append_turn, system_text
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
+from tractui.providers.transport import Provider, RequestError, append_turn, system_text
 
 API_VERSION = "2023-06-01"
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
@@ -69,7 +69,9 @@ def plan_thinking(settings: Settings) -> ThinkingPlan:
     if budget is None:
         return ThinkingPlan(None, max_tokens)
     if budget < MIN_BUDGET:
-        raise RequestError(f"reasoning.maxTokens is {budget}: Anthropic needs a thinking budget of at least {MIN_BUDGET} tokens")
+        raise RequestError(
+            f"reasoning.maxTokens is {budget}: Anthropic needs a thinking budget of at least {MIN_BUDGET} tokens"
+        )
     if budget >= max_tokens:
         if cap is not None and budget >= cap:
             raise RequestError(
@@ -109,7 +111,9 @@ def _assistant_blocks(content: Content, native_ok: bool, settings: Settings) -> 
             # server tools (web search, code execution, MCP) ran on Anthropic's side: their calls
             # and results stay in our history but are not replayed
             if block.provider_metadata.get("anthropic_type", _TOOL_USE) == _TOOL_USE:
-                out.append({"type": "tool_use", "id": block.id, "name": block.name, "input": _tool_input(block.arguments)})
+                out.append(
+                    {"type": "tool_use", "id": block.id, "name": block.name, "input": _tool_input(block.arguments)}
+                )
     return out
 
 
@@ -119,7 +123,11 @@ def _user_blocks(content: Content) -> list[dict[str, Any]]:
         if isinstance(block, TextBlock) and block.text:
             out.append({"type": "text", "text": block.text})
         elif isinstance(block, ToolResultBlock):
-            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": block.tool_call_id, "content": block.content}
+            result: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": block.tool_call_id,
+                "content": block.content,
+            }
             if block.is_error:
                 result["is_error"] = True
             out.append(result)
@@ -216,7 +224,9 @@ class AnthropicParser:
             meta: dict[str, Any] = {"anthropic_type": kind}
             if block.get("server_name"):
                 meta["server_name"] = block["server_name"]
-            events: list[StreamEvent] = [ToolCallDelta(index, id=str(block["id"]), name=str(block["name"]), metadata=meta)]
+            events: list[StreamEvent] = [
+                ToolCallDelta(index, id=str(block["id"]), name=str(block["name"]), metadata=meta)
+            ]
             if block.get("input"):
                 events.append(ToolCallDelta(index, arguments=json.dumps(block["input"])))
             return events
@@ -294,7 +304,12 @@ class AnthropicProvider(Provider):
     def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
         plan = plan_thinking(settings)
         converted, system_texts = build_messages(messages, self.config.model, settings)
-        body: dict[str, Any] = {"model": self.config.model, "max_tokens": plan.max_tokens, "messages": converted, "stream": True}
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "max_tokens": plan.max_tokens,
+            "messages": converted,
+            "stream": True,
+        }
         prompt = system_text(system, settings, system_texts)
         if prompt:
             body["system"] = prompt

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 PROVIDERS: dict[str, str] = {
-    "openai": "tractui.providers.openai:OpenAIChatProvider",
+    "openai": "tractui.providers.openai_chat:OpenAIChatProvider",
     "anthropic": "tractui.providers.anthropic:AnthropicProvider",
     "gemini": "tractui.providers.gemini:GeminiProvider",
     "openai-responses": "tractui.providers.openai_responses:OpenAIResponsesProvider",

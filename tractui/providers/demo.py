@@ -20,13 +20,16 @@ from tractui.core.content import Content, Usage
 from tractui.core.events import Done, StreamEvent, TextDelta, ThinkingDelta, ThinkingEnd, UsageEvent
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
-from tractui.providers.base import Provider, ProviderConfig
+from tractui.providers.transport import Provider, ProviderConfig
 
 PACE = 0.03  # seconds between streamed words: fast enough to read along, slow enough to watch
 _WORD = re.compile(r"\s*\S+\s*|\s+")
 _SNIPPETS = (
     ("python", 'def greet(name: str) -> str:\n    return f"Hello, {name}!"\n\nprint(greet("tractui"))'),
-    ("python", "from collections import Counter\n\nwords = open(\"notes.txt\").read().split()\nprint(Counter(words).most_common(3))"),
+    (
+        "python",
+        'from collections import Counter\n\nwords = open("notes.txt").read().split()\nprint(Counter(words).most_common(3))',
+    ),
     ("bash", "# count lines in every Python file\nfind . -name '*.py' | xargs wc -l | sort -n | tail"),
     (
         "python",
@@ -79,7 +82,9 @@ class DemoProvider(Provider):
         sent = [{"role": m.speaker, "content": m.text} for m in messages]
         return {"model": self.config.model, "messages": sent, **({"system": prompt} if prompt else {})}
 
-    async def stream(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> AsyncIterator[StreamEvent]:
+    async def stream(
+        self, messages: list[Content], settings: Settings, *, system: str | None = None
+    ) -> AsyncIterator[StreamEvent]:
         prompt = system or settings.get("system-prompt") or ""
         thinking, answer = compose(messages)
         if not settings.get("reasoning.enabled"):

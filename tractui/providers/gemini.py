@@ -9,7 +9,7 @@ Gemini 3 rejects a function call in the history without its signature.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
@@ -24,9 +24,9 @@ from tractui.core.events import (
     UsageEvent,
 )
 from tractui.core.settings import Settings
-from tractui.providers.base import Provider, append_turn, system_text
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
+from tractui.providers.transport import Provider, append_turn, system_text
 
 EFFORT_LEVEL = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
 # Google's documented stand-in for a function call whose signature came from another model (Gemini 3)
@@ -114,7 +114,10 @@ def _user_parts(content: Content, call_names: dict[str, str]) -> list[dict[str, 
             parts.append({"text": block.text})
         elif isinstance(block, ToolResultBlock):
             key = "error" if block.is_error else "result"
-            response = {"name": call_names.get(block.tool_call_id, block.tool_call_id), "response": {key: block.content}}
+            response = {
+                "name": call_names.get(block.tool_call_id, block.tool_call_id),
+                "response": {key: block.content},
+            }
             parts.append({"functionResponse": response})
     return parts
 
@@ -251,7 +254,9 @@ class GeminiParser:
                 value = next((entry[k] for k in ("stringValue", "numberValue", "boolValue") if k in entry), None)
                 _set_path(self._streamed_args, str(entry.get("jsonPath", "")), value, "stringValue" in entry)
             if not call.get("willContinue") and not call.get("name"):
-                events.append(ToolCallDelta(self._tools - 1, arguments=json.dumps(self._streamed_args, ensure_ascii=False)))
+                events.append(
+                    ToolCallDelta(self._tools - 1, arguments=json.dumps(self._streamed_args, ensure_ascii=False))
+                )
                 self._streamed_args = None
         return events
 

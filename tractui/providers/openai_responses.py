@@ -23,9 +23,9 @@ from tractui.core.events import (
     UsageEvent,
 )
 from tractui.core.settings import Settings
-from tractui.providers.base import Provider, system_text
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
+from tractui.providers.transport import Provider, system_text
 
 SUMMARY_SEPARATOR = "\n\n"  # summary parts are separate paragraphs
 TEMPERATURE_NOTICE = "temperature is not sent while reasoning is on (OpenAI reasoning models reject it)"
@@ -75,7 +75,9 @@ def _assistant_items(content: Content, native_ok: bool, settings: Settings) -> l
                 texts.append({"type": "output_text", "text": thinking_as_text(block)})
         elif isinstance(block, ToolCallBlock):
             flush()
-            items.append({"type": "function_call", "call_id": block.id, "name": block.name, "arguments": block.arguments or "{}"})
+            items.append(
+                {"type": "function_call", "call_id": block.id, "name": block.name, "arguments": block.arguments or "{}"}
+            )
     flush()
     return items
 
@@ -90,12 +92,16 @@ def build_input(messages: list[Content], model: str, settings: Settings) -> tupl
         elif content.speaker == "ai":
             items.extend(_assistant_items(content, same_origin(content, OpenAIResponsesProvider.name, model), settings))
         else:
-            parts = [{"type": "input_text", "text": b.text} for b in content.blocks if isinstance(b, TextBlock) and b.text]
+            parts = [
+                {"type": "input_text", "text": b.text} for b in content.blocks if isinstance(b, TextBlock) and b.text
+            ]
             if parts:
                 items.append({"role": "user", "content": parts})
             for block in content.blocks:
                 if isinstance(block, ToolResultBlock):
-                    items.append({"type": "function_call_output", "call_id": block.tool_call_id, "output": block.content})
+                    items.append(
+                        {"type": "function_call_output", "call_id": block.tool_call_id, "output": block.content}
+                    )
     return items, system
 
 
@@ -229,7 +235,9 @@ class ResponsesParser:
         if self._failed:  # the `error` event already said it
             return []
         self._failed = True
-        error = payload.get("error") or (payload.get("response") or {}).get("error") or {"message": "the response failed"}
+        error = (
+            payload.get("error") or (payload.get("response") or {}).get("error") or {"message": "the response failed"}
+        )
         message, code = describe_error_payload({"error": error})
         return [make_error(None, message, code)]
 

@@ -9,7 +9,8 @@ that when it strips all thinking, the merge leaves thinking out as it goes.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from tractui.core.content import Content, ThinkingBlock
 from tractui.core.reasoning import filter_thinking_for_context, remove_thinking, thinking_policy

@@ -112,7 +112,9 @@ def _migrate(conn: sqlite3.Connection) -> None:
     row = conn.execute("SELECT version FROM schema_version").fetchone()
     current = row[0] if row else 0
     if current > SCHEMA_VERSION:
-        raise sqlite3.DatabaseError(f"the database is schema v{current}, newer than this tractui (v{SCHEMA_VERSION}); upgrade tractui")
+        raise sqlite3.DatabaseError(
+            f"the database is schema v{current}, newer than this tractui (v{SCHEMA_VERSION}); upgrade tractui"
+        )
     if current == SCHEMA_VERSION:
         return
     conn.execute("BEGIN IMMEDIATE")

@@ -14,14 +14,14 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal
+from typing import Any, Literal
 
 from pydantic import TypeAdapter
 
-from tractui import paths
 from tractui.core.content import Content, Usage
 from tractui.store.db import StoreError, connect
 
@@ -95,7 +95,9 @@ class SessionInfo:
     model: str | None = None
 
 
-_COMMIT_COLUMNS = "id, parent_id, session_id, kind, content, usage, provider, model, profile, created_at, status, metadata"
+_COMMIT_COLUMNS = (
+    "id, parent_id, session_id, kind, content, usage, provider, model, profile, created_at, status, metadata"
+)
 
 # One validator per shape, built once: a long chain's JSON is validated in a
 # single call (one JSON array) instead of one call per commit.
@@ -154,8 +156,8 @@ def _title_of(content: Content) -> str:
 class HistoryStore:
     """The history database; one connection, safe to share across processes (WAL + busy timeout)."""
 
-    def __init__(self, path: Path | str | None = None) -> None:
-        self.path = Path(path) if path is not None else paths.data_dir() / "history.db"
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
         self._conn = connect(self.path)
 
     def close(self) -> None:
@@ -192,7 +194,14 @@ class HistoryStore:
     def create_session(self, title: str = "", *, session_id: str | None = None) -> str:
         sid = session_id or new_id()
         now = time.time()
-        self._write([("INSERT INTO sessions (id, created_at, updated_at, head, title) VALUES (?, ?, ?, NULL, ?)", (sid, now, now, title))])
+        self._write(
+            [
+                (
+                    "INSERT INTO sessions (id, created_at, updated_at, head, title) VALUES (?, ?, ?, NULL, ?)",
+                    (sid, now, now, title),
+                )
+            ]
+        )
         return sid
 
     def session(self, session_id: str) -> SessionInfo | None:
@@ -253,7 +262,9 @@ class HistoryStore:
             commit = self.get(commit_id)
             if commit is None or commit.session_id != session_id:
                 raise StoreError(f"commit {commit_id} is not in session {session_id}")
-        self._write([("UPDATE sessions SET head = ?, updated_at = ? WHERE id = ?", (commit_id, time.time(), session_id))])
+        self._write(
+            [("UPDATE sessions SET head = ?, updated_at = ? WHERE id = ?", (commit_id, time.time(), session_id))]
+        )
 
     def head(self, session_id: str) -> str | None:
         row = self._conn.execute("SELECT head FROM sessions WHERE id = ?", (session_id,)).fetchone()
@@ -268,7 +279,7 @@ class HistoryStore:
         kind: Kind,
         content: Content,
         *,
-        parent_id: str | None | Literal["head"] = "head",
+        parent_id: str | Literal["head"] | None = "head",
         usage: Usage | None = None,
         provider: str | None = None,
         model: str | None = None,
@@ -304,9 +315,14 @@ class HistoryStore:
                 commit.parent_id = row[0]
             conn.execute(*self._insert(commit))
             if move_head:
-                conn.execute("UPDATE sessions SET head = ?, updated_at = ? WHERE id = ?", (commit.id, commit.created_at, session_id))
+                conn.execute(
+                    "UPDATE sessions SET head = ?, updated_at = ? WHERE id = ?",
+                    (commit.id, commit.created_at, session_id),
+                )
             if kind == "user":
-                conn.execute("UPDATE sessions SET title = ? WHERE id = ? AND title = ''", (_title_of(content), session_id))
+                conn.execute(
+                    "UPDATE sessions SET title = ? WHERE id = ? AND title = ''", (_title_of(content), session_id)
+                )
         return commit
 
     @staticmethod
@@ -364,7 +380,9 @@ class HistoryStore:
 
     def commits(self, session_id: str) -> list[Commit]:
         """Every commit of the session, all branches, oldest first."""
-        rows = self._conn.execute(f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
+        rows = self._conn.execute(
+            f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE session_id = ? ORDER BY id", (session_id,)
+        ).fetchall()
         return _rows_to_commits(rows)
 
     def chain(self, session_id: str, head: str | None = None) -> list[Commit]:
@@ -376,7 +394,9 @@ class HistoryStore:
         start = head if head is not None else self.head(session_id)
         if start is None:
             return []
-        rows = self._conn.execute(f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE session_id = ?", (session_id,)).fetchall()
+        rows = self._conn.execute(
+            f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE session_id = ?", (session_id,)
+        ).fetchall()
         by_id = {row[0]: row for row in rows}
         picked: list[tuple[Any, ...]] = []
         current: str | None = start
@@ -414,7 +434,12 @@ class HistoryStore:
         return [r[0] for r in rows]
 
     def delete_session(self, session_id: str) -> None:
-        self._write([("DELETE FROM commits WHERE session_id = ?", (session_id,)), ("DELETE FROM sessions WHERE id = ?", (session_id,))])
+        self._write(
+            [
+                ("DELETE FROM commits WHERE session_id = ?", (session_id,)),
+                ("DELETE FROM sessions WHERE id = ?", (session_id,)),
+            ]
+        )
 
     # -- export / import ---------------------------------------------------
     def export_session(self, session_id: str) -> dict[str, Any]:
@@ -425,7 +450,13 @@ class HistoryStore:
         return {
             "format": EXPORT_FORMAT,
             "version": EXPORT_VERSION,
-            "session": {"id": info.id, "created_at": info.created_at, "updated_at": info.updated_at, "head": info.head, "title": info.title},
+            "session": {
+                "id": info.id,
+                "created_at": info.created_at,
+                "updated_at": info.updated_at,
+                "head": info.head,
+                "title": info.title,
+            },
             "commits": [c.to_json() for c in self.commits(session_id)],
         }
 
@@ -486,6 +517,8 @@ class HistoryStore:
     def totals(self, session_id: str) -> Usage:
         """Usage summed over every commit of the session (all branches: what was spent)."""
         total = Usage()
-        for (raw,) in self._conn.execute("SELECT usage FROM commits WHERE session_id = ? AND usage IS NOT NULL", (session_id,)):
+        for (raw,) in self._conn.execute(
+            "SELECT usage FROM commits WHERE session_id = ? AND usage IS NOT NULL", (session_id,)
+        ):
             total = total + Usage.model_validate_json(raw)
         return total

@@ -3,7 +3,7 @@
 The app owns no conversation logic: it feeds the user's text to a
 ``Conversation`` (tractui/session.py), renders the events it yields through a
 per-frame ``ReplyRenderer``, shows the gauge the conversation computes, and
-hands slash commands to ``tractui.commands``.
+hands slash commands to ``tractui.conversation.commands``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from textual.binding import Binding
 from textual.widgets import Static, TextArea
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
-from tractui.commands import is_command
+from tractui.conversation.commands import is_command
 from tractui.ui.host import CommandHost
 from tractui.ui.pacing import FrameBudgets
 from tractui.ui.palette import SlashCommands
@@ -37,9 +37,9 @@ from tractui.ui.widgets.message import AssistantMessage, UserMessage
 from tractui.ui.widgets.new_below import NewContentHint
 
 if TYPE_CHECKING:
+    from tractui.conversation.conversation import Conversation
     from tractui.core.events import StreamEvent
     from tractui.core.settings import Settings
-    from tractui.session import Conversation
     from tractui.ui.history import Entry
 
 FRAME = 1 / 30  # streaming updates are batched to this rate
@@ -156,7 +156,9 @@ class TractApp(App[int]):
         self.watch(self.query_one(ChatLog), "scroll_y", self._scrolled, init=False)
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, (events.Key, events.Paste, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)):
+        if isinstance(
+            event, (events.Key, events.Paste, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
+        ):
             self._input_unshown = True
         await super().on_event(event)
 
@@ -228,7 +230,10 @@ class TractApp(App[int]):
         self._earlier = pending[:start]
         marker = EarlierMessages()
         folded = self.thinking_folded
-        widgets = [marker, *(history.widget_for(entry, self._count, self.clock, folded=folded) for entry in pending[start:])]
+        widgets = [
+            marker,
+            *(history.widget_for(entry, self._count, self.clock, folded=folded) for entry in pending[start:]),
+        ]
         await chat.mount_all(widgets, before=chat.children[0] if chat.children else None)
         marker.show_count(len(self._earlier))
         chat.jump_to_end()
@@ -588,14 +593,16 @@ class TractApp(App[int]):
         if self.streaming:
             await self.note("a reply is still streaming — Esc cancels it", error=True)
             return
-        from tractui.compaction_gate import compact_conversation  # loaded with the first /compact, not at start-up
+        from tractui.conversation.compaction.preflight import (
+            compact_conversation,
+        )  # loaded with the first /compact, not at start-up
 
         line = await self.note("Compacting…")
         self._worker = self._compact(compact_conversation(self.conversation, instructions), line)
 
     @work(exclusive=True, group="stream")
     async def _compact(self, events: AsyncIterator[Any], line: Static) -> None:
-        from tractui.compaction import CompactionProgress
+        from tractui.conversation.compaction.run import CompactionProgress
 
         async for event in events:
             if isinstance(event, CompactionProgress):
@@ -654,7 +661,7 @@ class TractApp(App[int]):
 
 def _compactions(conversation: Conversation) -> int:
     """How often this session was compacted (the footer's and /context's "compacted N×")."""
-    from tractui.compaction import compaction_count  # not needed for the first frame
+    from tractui.conversation.compaction.run import compaction_count  # not needed for the first frame
 
     return compaction_count(conversation.history())
 

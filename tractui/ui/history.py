@@ -10,8 +10,9 @@ them (``tractui/ui/app.py``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Literal
+from typing import TYPE_CHECKING, Literal
 
 from textual.widget import Widget
 
@@ -81,7 +82,9 @@ def newest(pending: list[Entry], budget: int = BATCH_CHARS) -> int:
     return start
 
 
-def widget_for(entry: Entry, count_tokens: Callable[[str], int], clock: Callable[[], float], *, folded: bool = False) -> Widget:
+def widget_for(
+    entry: Entry, count_tokens: Callable[[str], int], clock: Callable[[], float], *, folded: bool = False
+) -> Widget:
     """The widget that draws ``entry``, built whole so that it mounts in one go;
     its thinking ``folded`` when the user folded all thinking."""
     if entry.kind == "user":
@@ -98,7 +101,9 @@ def widget_for(entry: Entry, count_tokens: Callable[[str], int], clock: Callable
     return reply.set_class(entry.dim, "-compacted")
 
 
-def _parts(commit: Commit, count_tokens: Callable[[str], int], clock: Callable[[], float], folded: bool) -> list[Widget]:
+def _parts(
+    commit: Commit, count_tokens: Callable[[str], int], clock: Callable[[], float], folded: bool
+) -> list[Widget]:
     from tractui.core.content import TextBlock, ThinkingBlock, ToolCallBlock
 
     parts: list[Widget] = []

@@ -1,4 +1,4 @@
-"""Slash commands in the app: ``tractui.commands`` parses and handles settings
+"""Slash commands in the app: ``tractui.conversation.commands`` parses and handles settings
 and profiles; this module is the ``CommandContext`` it talks to and carries
 out the actions that need the screen or the conversation.
 """
@@ -10,10 +10,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tractui import commands
+from tractui.config.paths import data_dir
+from tractui.config.profiles import Profile, ProfileStore, update_app_config
+from tractui.conversation import commands
 from tractui.core.settings import Settings, closest
-from tractui.paths import data_dir
-from tractui.profiles import Profile, ProfileStore, update_app_config
 from tractui.providers.config import ProviderConfig
 from tractui.ui.sanitize import sanitize
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class CommandHost:
-    """The app as seen by ``tractui.commands.dispatch``."""
+    """The app as seen by ``tractui.conversation.commands.dispatch``."""
 
     def __init__(self, app: TractApp) -> None:
         self.app = app
@@ -50,7 +50,9 @@ class CommandHost:
 
     # -- running -----------------------------------------------------------
     def complete(self, line: str) -> list[commands.Completion]:
-        return commands.complete(line, profiles=self.profiles, themes=sorted(self.app.available_themes), settings=self.settings)
+        return commands.complete(
+            line, profiles=self.profiles, themes=sorted(self.app.available_themes), settings=self.settings
+        )
 
     async def run(self, line: str) -> None:
         app = self.app
@@ -108,7 +110,10 @@ class CommandHost:
             profile = self.profiles.load(name)
         except ValueError as err:
             current = conversation.profile_name or conversation.config.provider
-            await self.app.note(f"this session's replies came from profile '{name}', which does not load ({err}); staying on {current}", error=True)
+            await self.app.note(
+                f"this session's replies came from profile '{name}', which does not load ({err}); staying on {current}",
+                error=True,
+            )
             return
         result = commands.switch(profile, self, f"switched to profile '{name}', which this session's replies came from")
         await self.app.note(result.message, error=result.error)
@@ -132,7 +137,7 @@ class CommandHost:
         await self.app.note(f"Copied the last answer ({len(text)} characters).")
 
     async def _do_export(self, args: str) -> None:
-        from tractui.cli_history import export_markdown
+        from tractui.cli.history import export_markdown
 
         conversation = self.app.conversation
         if conversation.session_id is None:
@@ -150,7 +155,10 @@ class CommandHost:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             path = folder / f"tractui-{conversation.session_id.lower()}.{fmt}"
         if fmt == "json":
-            text = json.dumps(conversation.store.export_session(conversation.session_id), ensure_ascii=False, indent=1) + "\n"
+            text = (
+                json.dumps(conversation.store.export_session(conversation.session_id), ensure_ascii=False, indent=1)
+                + "\n"
+            )
         else:
             text = sanitize(export_markdown(conversation.store, conversation.session_id))
         try:

@@ -12,21 +12,22 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tractui.session import Conversation
-    from tractui.startup import Startup
+    from tractui.config.startup import Startup
+    from tractui.conversation.conversation import Conversation
     from tractui.store.history import HistoryStore
 
 
 def run_app(args: Any) -> int:
     """Run the interactive app; a bad flag, profile or session is one line on stderr and exit 2."""
     set_frame_rate()
-    from tractui.startup import resolve_startup
+    from tractui.config.paths import history_path
+    from tractui.config.startup import resolve_startup
     from tractui.store.db import StoreError
     from tractui.store.history import HistoryStore
 
     try:
         startup = resolve_startup(args)
-        store = HistoryStore()
+        store = HistoryStore(history_path())
     except (ValueError, StoreError) as err:  # ProfileError, SettingError, StartupError, StoreError: one line each
         print(f"tractui: {err}", file=sys.stderr)
         return 2
@@ -43,7 +44,10 @@ def run_app(args: Any) -> int:
     from tractui.ui.pending import PendingConversation
 
     pending = PendingConversation(
-        startup.config, startup.settings, startup.profile_name, lambda: _conversation(store, startup, session_id),
+        startup.config,
+        startup.settings,
+        startup.profile_name,
+        lambda: _conversation(store, startup, session_id),
         follow_session_profile=session_id is not None and not chose_setup(args),
     )
     app = TractApp(pending, notices=startup.notices, theme=startup.theme)
@@ -106,6 +110,8 @@ def tune_gc() -> None:
 
 def _conversation(store: HistoryStore, startup: Startup, session_id: str | None) -> Conversation:
     # imported here: session pulls in providers, httpx and compaction, which the first frame does not need
-    from tractui.session import Conversation
+    from tractui.conversation.conversation import Conversation
 
-    return Conversation(store, startup.settings, startup.config, session_id=session_id, profile_name=startup.profile_name)
+    return Conversation(
+        store, startup.settings, startup.config, session_id=session_id, profile_name=startup.profile_name
+    )

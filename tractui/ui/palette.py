@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from tractui.commands import COMMANDS, CommandSpec
+from tractui.conversation.commands import COMMANDS, CommandSpec
 
 if TYPE_CHECKING:
     from tractui.ui.app import TractApp

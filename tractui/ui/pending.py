@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tractui.conversation.conversation import Conversation
     from tractui.core.settings import Settings
-    from tractui.providers.base import ProviderConfig
-    from tractui.session import Conversation
+    from tractui.providers.transport import ProviderConfig
 
 
 @dataclass

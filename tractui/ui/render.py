@@ -8,7 +8,7 @@ text is sanitised here, before any widget sees it.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from tractui.core.events import (
     Done,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from textual.theme import Theme
 
-from tractui.paths import config_dir, shipped_dir
+from tractui.config.paths import config_dir, shipped_dir
 
 DEFAULT_THEME = "tractui-dark"
 OUR_VARIABLES = (

@@ -202,7 +202,9 @@ class AnswerView(Column):
             return True  # removed, or growing again
         width = self.content_region.width
         laid_out = segment.is_mounted and width and segment.children and segment.outer_size.width == width
-        if not laid_out or segment.outer_size.height != segment.get_content_height(self.content_region.size, self.app.size, width):
+        if not laid_out or segment.outer_size.height != segment.get_content_height(
+            self.content_region.size, self.app.size, width
+        ):
             return False
         if any(block.is_scrollable and block.max_scroll_x > 0 for block in segment.walk_children(Widget)):
             return True  # code wider than the view scrolls sideways: only a live segment can
@@ -210,7 +212,9 @@ class AnswerView(Column):
 
         strips = capture(segment)
         place = self.children.index(segment)
-        previous = next((child for child in reversed(self.children[:place]) if child.display), None)  # past captured ones
+        previous = next(
+            (child for child in reversed(self.children[:place]) if child.display), None
+        )  # past captured ones
         if isinstance(previous, FrozenSegment) and previous.captured_width == width:
             previous.extend(strips, segment.source)
         else:

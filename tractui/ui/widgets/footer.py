@@ -26,7 +26,7 @@ Level = Literal["ok", "warning", "error"]
 
 
 class Reading(Protocol):
-    """What the footer needs from ``tractui.core.context.ContextReading``."""
+    """What the footer needs from ``tractui.core.gauge.ContextReading``."""
 
     effective: int
     estimated: bool

@@ -7,7 +7,8 @@ interruptions, errors, retry countdowns and notices.
 
 from __future__ import annotations
 
-from typing import Callable, Literal, Sequence
+from collections.abc import Callable, Sequence
+from typing import Literal
 
 from textual.app import ComposeResult
 from textual.widget import Widget

@@ -7,7 +7,7 @@ append, so a long thought stays cheap to stream.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from textual.app import ComposeResult
 from textual.widgets import Static
@@ -34,7 +34,14 @@ class ThinkingChunk(LaidOut, Static):
 class ThinkingView(Column):
     """Shaded, italic, muted: the model's reasoning, streamed live."""
 
-    def __init__(self, count_tokens: Callable[[str], int], clock: Callable[[], float], *, text: str = "", elapsed: float | None = None) -> None:
+    def __init__(
+        self,
+        count_tokens: Callable[[str], int],
+        clock: Callable[[], float],
+        *,
+        text: str = "",
+        elapsed: float | None = None,
+    ) -> None:
         super().__init__(classes="thinking -streaming" if elapsed is None else "thinking")
         self._count = count_tokens
         self._clock = clock
@@ -134,4 +141,6 @@ class RedactedMarker(Static):
     """Encrypted thinking: kept for the model, never shown as text."""
 
     def __init__(self) -> None:
-        super().__init__("🔒 Redacted thinking (encrypted by the provider, kept for the model)", classes="thinking redacted")
+        super().__init__(
+            "🔒 Redacted thinking (encrypted by the provider, kept for the model)", classes="thinking redacted"
+        )

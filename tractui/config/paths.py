@@ -7,7 +7,7 @@ from pathlib import Path
 
 import platformdirs
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 
 def config_dir() -> Path:
@@ -20,6 +20,11 @@ def data_dir() -> Path:
     """User data: the history database. ``TRACTUI_DATA_DIR`` overrides."""
     override = os.environ.get("TRACTUI_DATA_DIR")
     return Path(override) if override else Path(platformdirs.user_data_dir("tractui"))
+
+
+def history_path() -> Path:
+    """The history database inside the data folder."""
+    return data_dir() / "history.db"
 
 
 def shipped_dir(name: str) -> Path:

@@ -18,8 +18,8 @@ against the next actual input.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from tractui.core.content import Content, ThinkingBlock
 from tractui.core.reasoning import StripPolicy, last_turn_range, thinking_policy

@@ -27,8 +27,8 @@ from tractui.core.events import (
 from tractui.core.reasoning import thinking_to_reasoning_field
 from tractui.core.settings import Settings
 from tractui.core.tags import ThinkTagExtractor, tag_pairs
-from tractui.providers.base import Provider, StreamParser
 from tractui.providers.errors import describe_error_payload, make_error
+from tractui.providers.transport import Provider, StreamParser
 
 _loads = json.loads
 
@@ -45,9 +45,16 @@ def normalise_usage(raw: dict[str, Any]) -> Usage:
     details = raw.get("completion_tokens_details") or {}
     reasoning = int(details.get("reasoning_tokens") or raw.get("reasoning_tokens") or 0)
     prompt_details = raw.get("prompt_tokens_details") or {}
-    cached = int(prompt_details.get("cached_tokens") or raw.get("prompt_cache_hit_tokens") or raw.get("cached_tokens") or 0)
+    cached = int(
+        prompt_details.get("cached_tokens") or raw.get("prompt_cache_hit_tokens") or raw.get("cached_tokens") or 0
+    )
     cache_write = int(prompt_details.get("cache_write_tokens") or raw.get("cache_creation_input_tokens") or 0)
-    if reasoning and isinstance(total, int) and prompt + completion != total and prompt + completion + reasoning == total:
+    if (
+        reasoning
+        and isinstance(total, int)
+        and prompt + completion != total
+        and prompt + completion + reasoning == total
+    ):
         completion += reasoning
     return Usage(
         input_tokens=prompt,
@@ -61,7 +68,7 @@ def normalise_usage(raw: dict[str, Any]) -> Usage:
 class ChatCompletionsParser:
     """One response stream's state: open thinking, tag extractor, last usage, finish reason."""
 
-    __slots__ = ("finish_reason", "response_model", "_extractor", "_field_open", "_usage")
+    __slots__ = ("_extractor", "_field_open", "_usage", "finish_reason", "response_model")
 
     def __init__(self, settings: Settings) -> None:
         self.finish_reason: str | None = None
@@ -86,7 +93,7 @@ class ChatCompletionsParser:
             reason = choice.get("finish_reason")
             if reason:
                 self.finish_reason = reason
-            if "usage" in choice and choice["usage"]:
+            if choice.get("usage"):
                 self._usage = choice["usage"]  # Moonshot puts usage inside the choice
         else:
             out = []
@@ -259,6 +266,7 @@ class OpenAIChatProvider(Provider):
                 entry[field_name] = thought
         if calls:
             entry["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}} for c in calls
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
+                for c in calls
             ]
         return entry

@@ -70,7 +70,13 @@ def render_transcript(messages: Sequence[Content], *, include_thinking: bool = T
     return "\n\n".join(render_message(m, include_thinking=include_thinking) for m in messages)
 
 
-def request_text(transcript: str, *, previous: str | None = None, instructions: str | None = None, part: tuple[int, int] | None = None) -> str:
+def request_text(
+    transcript: str,
+    *,
+    previous: str | None = None,
+    instructions: str | None = None,
+    part: tuple[int, int] | None = None,
+) -> str:
     """The user message of one summary call.
 
     ``previous`` is the running summary when a history too big for one call is
@@ -80,7 +86,10 @@ def request_text(transcript: str, *, previous: str | None = None, instructions: 
     if part is not None and part[1] > 1:
         out.append(f"This is part {part[0]} of {part[1]} of a long conversation.")
     if previous:
-        out.append("Summary of the conversation before this part (fold it into your summary; drop nothing from it that still matters):\n\n" + previous)
+        out.append(
+            "Summary of the conversation before this part (fold it into your summary; drop nothing from it that still matters):\n\n"
+            + previous
+        )
     out.append("Conversation to summarise:\n\n<transcript>\n" + transcript + "\n</transcript>")
     if instructions:
         out.append("The user asked to focus on: " + instructions.strip())
@@ -94,4 +103,8 @@ def summary_content(summary: str, metadata: dict[str, Any]) -> Content:
     A human turn: every provider accepts it first in a conversation, and the
     model reads it as context given to it rather than something it said.
     """
-    return Content(speaker="human", blocks=[TextBlock(text=f"{SUMMARY_HEADER}\n\n{summary.strip()}")], metadata={"compaction": metadata})
+    return Content(
+        speaker="human",
+        blocks=[TextBlock(text=f"{SUMMARY_HEADER}\n\n{summary.strip()}")],
+        metadata={"compaction": metadata},
+    )

@@ -13,16 +13,17 @@ import os
 import re
 import tempfile
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from tractui.config.paths import config_dir as default_config_dir
+from tractui.config.paths import shipped_dir
 from tractui.core.settings import SettingError, Settings, closest, parse_value, spec_for
-from tractui.paths import config_dir as default_config_dir
-from tractui.paths import shipped_dir
 from tractui.providers.config import PROVIDERS, ProviderConfig
 
 FIELDS = ("provider", "model", "base_url", "api_key_env", "description", "settings")
@@ -32,7 +33,9 @@ _ENV_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Hugging Face, GitHub, AWS, Replicate, Perplexity): at the start of a value,
 # or anywhere when followed by a key-length run of key characters.
 _KEY_PREFIXES = ("sk-", "sk_", "AIza", "xai-", "gsk_", "hf_", "ghp_", "github_pat_", "AKIA", "r8_", "pplx-")
-_KEY_INSIDE = re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(p) for p in _KEY_PREFIXES) + r")[A-Za-z0-9_\-]{16,}")
+_KEY_INSIDE = re.compile(
+    r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(p) for p in _KEY_PREFIXES) + r")[A-Za-z0-9_\-]{16,}"
+)
 T = TypeVar("T")
 HEADER = "# tractui profile. api_key_env names the environment variable holding the key; never put a key here.\n"
 
@@ -84,7 +87,9 @@ class Profile(BaseModel):
     @classmethod
     def _env_var_name(cls, value: str | None) -> str | None:
         if value and not _ENV_VAR.match(value):
-            raise ValueError("api_key_env must be the name of an environment variable, e.g. OPENAI_API_KEY ('' = no key)")
+            raise ValueError(
+                "api_key_env must be the name of an environment variable, e.g. OPENAI_API_KEY ('' = no key)"
+            )
         return value
 
     @field_validator("settings")
@@ -97,13 +102,17 @@ class Profile(BaseModel):
         return out
 
     def provider_config(self) -> ProviderConfig:
-        return ProviderConfig(provider=self.provider, model=self.model, base_url=self.base_url, api_key_env=self.api_key_env)
+        return ProviderConfig(
+            provider=self.provider, model=self.model, base_url=self.base_url, api_key_env=self.api_key_env
+        )
 
     def make_settings(self) -> Settings:
         return Settings(self.settings)
 
     @classmethod
-    def from_session(cls, name: str, config: ProviderConfig, settings: Settings, description: str | None = None) -> Profile:
+    def from_session(
+        cls, name: str, config: ProviderConfig, settings: Settings, description: str | None = None
+    ) -> Profile:
         """The profile that reproduces a running session: its provider and its changed settings."""
         return cls(
             name=check_name(name),
@@ -233,7 +242,9 @@ def read_profile(path: Path, name: str) -> Profile:
             raise ProfileError(f"{path}{_line_of(text, key.rsplit('.', 1)[-1])}: {err}") from None
     for field, value in _strings(data):
         if looks_like_key(value):
-            warnings.append(f"{path}: {field} looks like an API key; keys belong in the environment variable named by api_key_env")
+            warnings.append(
+                f"{path}: {field} looks like an API key; keys belong in the environment variable named by api_key_env"
+            )
     fields = {k: data[k] for k in FIELDS[:-1] if k in data}
     return validated(lambda: Profile(name=name, settings=settings, warnings=tuple(warnings), **fields), str(path))
 

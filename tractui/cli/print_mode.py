@@ -14,12 +14,13 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from tractui.config.paths import history_path
+from tractui.config.startup import resolve_startup
+from tractui.conversation.conversation import Conversation
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import ThinkingBlock
 from tractui.core.events import Notice, RetryWait, StreamError, TextDelta, ThinkingDelta, ThinkingEnd
 from tractui.providers.demo import DemoProvider
-from tractui.session import Conversation
-from tractui.startup import resolve_startup
 from tractui.store.db import StoreError
 from tractui.store.history import HistoryStore
 
@@ -97,7 +98,12 @@ def result_json(conv: Conversation, outcome: _Outcome) -> dict[str, Any]:
         "text": assembler.text,
         "reasoning": assembler.reasoning,
         "reasoning_blocks": [
-            {"source_field": b.source_field, "signed": b.signature is not None, "redacted": b.is_hidden, "text": b.thought}
+            {
+                "source_field": b.source_field,
+                "signed": b.signature is not None,
+                "redacted": b.is_hidden,
+                "text": b.thought,
+            }
             for b in blocks
         ],
         "usage": _usage_json(assembler),
@@ -118,7 +124,9 @@ async def _stream(conv: Conversation, prompt: str, printer: _Printer, outcome: _
             elif isinstance(event, ThinkingEnd):
                 printer.close_thinking()
             elif isinstance(event, RetryWait):
-                printer.note(f"retrying in {event.seconds:.1f} s (attempt {event.attempt}/{event.max_attempts}): {event.reason}")
+                printer.note(
+                    f"retrying in {event.seconds:.1f} s (attempt {event.attempt}/{event.max_attempts}): {event.reason}"
+                )
             elif isinstance(event, Notice):
                 printer.note(event.message)
             elif isinstance(event, StreamError) and event.kind != "cancelled":
@@ -143,7 +151,7 @@ def run_print(args: argparse.Namespace, *, out: TextIO | None = None, err: TextI
         err.write(f"tractui: {exc}\n")
         return EXIT_USAGE
     try:
-        store = HistoryStore()
+        store = HistoryStore(history_path())
     except StoreError as exc:
         err.write(f"tractui: {exc}\n")
         return EXIT_PROVIDER
@@ -152,14 +160,21 @@ def run_print(args: argparse.Namespace, *, out: TextIO | None = None, err: TextI
         # --json prints once at the end: pacing the demo's words would only make the caller wait
         unpaced = DemoProvider(startup.config, pace=0) if args.json and startup.config.provider == "demo" else None
         conv = Conversation(
-            store, startup.settings, startup.config, session_id=session_id, profile_name=startup.profile_name, provider=unpaced
+            store,
+            startup.settings,
+            startup.config,
+            session_id=session_id,
+            profile_name=startup.profile_name,
+            provider=unpaced,
         )
         try:
             conv.provider  # an unknown provider is bad usage, found before anything is written
         except ValueError as exc:
             err.write(f"tractui: {exc}\n")
             return EXIT_USAGE
-        printer = _Printer(out, err, show_thinking=bool(startup.settings.get("reasoning.includeInResponse")), quiet=args.json)
+        printer = _Printer(
+            out, err, show_thinking=bool(startup.settings.get("reasoning.includeInResponse")), quiet=args.json
+        )
         if args.continue_ and session_id is None:
             printer.note("no earlier session to continue; starting a new one")
         outcome = _Outcome()

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from tractui.config.profiles import Profile, ProfileError, ProfileStore, validated
+from tractui.config.startup import missing_key_notice
 from tractui.core.settings import (
     REGISTRY,
     SPECS,
@@ -22,9 +24,7 @@ from tractui.core.settings import (
     format_value,
     spec_for,
 )
-from tractui.profiles import Profile, ProfileError, ProfileStore, validated
 from tractui.providers.config import ProviderConfig
-from tractui.startup import missing_key_notice
 
 Action = Literal[
     "help", "context", "compact", "new", "sessions", "retry", "edit", "copy", "export", "theme", "clear", "quit"
@@ -155,7 +155,9 @@ def _set(rest: str, ctx: CommandContext) -> CommandResult:
                 return _error("usage: /set unset KEY")
             spec = spec_for(value)
             settings.unset(spec.key)
-            return CommandResult(message=f"{spec.key} = {format_value(spec.default)} (default restored; {_when(spec.key)})")
+            return CommandResult(
+                message=f"{spec.key} = {format_value(spec.default)} (default restored; {_when(spec.key)})"
+            )
         if "=" in first and not value:
             first, _, value = first.partition("=")
         spec = spec_for(first)
@@ -188,7 +190,12 @@ def describe(settings: Settings, key: str) -> str:
     state = f"changed; default {format_value(spec.default)}" if settings.is_changed(spec.key) else "default"
     when = "at once (display)" if spec.display else "on the next request"
     return "\n".join(
-        [f"{spec.key} = {format_value(value)} ({state})", spec.help, f"allowed: {spec.allowed()}", f"takes effect {when}"]
+        [
+            f"{spec.key} = {format_value(value)} ({state})",
+            spec.help,
+            f"allowed: {spec.allowed()}",
+            f"takes effect {when}",
+        ]
     )
 
 
@@ -226,7 +233,9 @@ def _profile_save(name: str | None, ctx: CommandContext) -> CommandResult:
         description = ctx.profiles.load(name).description
     path = ctx.profiles.save(name, ctx.provider_config, ctx.settings, description=description)
     changed = len(ctx.settings.changed())
-    return CommandResult(message=f"saved profile '{name}' ({ctx.provider_config.provider} · {ctx.provider_config.model}, {changed} changed setting{'' if changed == 1 else 's'}) to {path}")
+    return CommandResult(
+        message=f"saved profile '{name}' ({ctx.provider_config.provider} · {ctx.provider_config.model}, {changed} changed setting{'' if changed == 1 else 's'}) to {path}"
+    )
 
 
 def _profile_load(name: str, ctx: CommandContext) -> CommandResult:
@@ -287,7 +296,11 @@ def _model(rest: str, ctx: CommandContext) -> CommandResult:
     return switch(profile, ctx, f"switched model to {rest}")
 
 
-_HANDLERS: dict[str, Callable[[str, CommandContext], CommandResult]] = {"set": _set, "profile": _profile, "model": _model}
+_HANDLERS: dict[str, Callable[[str, CommandContext], CommandResult]] = {
+    "set": _set,
+    "profile": _profile,
+    "model": _model,
+}
 
 
 # -- completion ------------------------------------------------------------
@@ -353,10 +366,21 @@ def _complete_set(head: str, rest: str, settings: Settings | None) -> list[Compl
     elif spec.kind == "enum":
         options = spec.choices
     else:
-        return [Completion(f"{head}{spec.key} ", f"{spec.allowed()}; now {format_value(current)}", spec.key)] if not value else []
+        return (
+            [Completion(f"{head}{spec.key} ", f"{spec.allowed()}; now {format_value(current)}", spec.key)]
+            if not value
+            else []
+        )
 
     def note(option: str) -> str:
-        marks = [m for m, on in (("current", format_value(current) == option), ("default", format_value(spec.default) == option)) if on]
+        marks = [
+            m
+            for m, on in (
+                ("current", format_value(current) == option),
+                ("default", format_value(spec.default) == option),
+            )
+            if on
+        ]
         return ", ".join(marks)
 
     return _words(f"{head}{spec.key} ", value, tuple((o, note(o)) for o in options))
@@ -365,4 +389,6 @@ def _complete_set(head: str, rest: str, settings: Settings | None) -> list[Compl
 def _words(prefix: str, typed: str, options: Sequence[tuple[str, str]], trailing: str = "") -> list[Completion]:
     """Options starting with ``typed`` (case-insensitive), as whole-line completions."""
     low = typed.lower()
-    return [Completion(f"{prefix}{word}{trailing}", help, word) for word, help in options if word.lower().startswith(low)]
+    return [
+        Completion(f"{prefix}{word}{trailing}", help, word) for word, help in options if word.lower().startswith(low)
+    ]

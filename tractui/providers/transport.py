@@ -261,18 +261,26 @@ class Provider(ABC):
                     if message:
                         outcome.failure = _redacted(make_error(None, message, code), key)
                     else:
-                        outcome.failure = StreamError(kind="protocol", message="expected an event stream, got a JSON body")
+                        outcome.failure = StreamError(
+                            kind="protocol", message="expected an event stream, got a JSON body"
+                        )
                     return
                 async for batch in self._read(response, key, settings, outcome):
                     yield batch
         except httpx.TimeoutException as exc:
             if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)):
-                outcome.failure = StreamError(kind="network", message=redact(f"could not connect to {url}: timed out", key), retryable=True)
+                outcome.failure = StreamError(
+                    kind="network", message=redact(f"could not connect to {url}: timed out", key), retryable=True
+                )
             else:
-                outcome.failure = StreamError(kind="stalled", message=f"no data for {timeout.read:g} s; the stream stalled")
+                outcome.failure = StreamError(
+                    kind="stalled", message=f"no data for {timeout.read:g} s; the stream stalled"
+                )
         except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             retryable = isinstance(exc, httpx.ConnectError)
-            outcome.failure = StreamError(kind="network", message=redact(f"could not connect to {url}: {exc}", key), retryable=retryable)
+            outcome.failure = StreamError(
+                kind="network", message=redact(f"could not connect to {url}: {exc}", key), retryable=retryable
+            )
 
     async def _read(
         self, response: httpx.Response, key: str | None, settings: Settings, outcome: _Outcome
@@ -314,15 +322,23 @@ class Provider(ABC):
                 break
         except httpx.ReadTimeout:
             yield parser.close()
-            outcome.failure = StreamError(kind="stalled", message="the stream stalled: no data within the read timeout; what arrived is kept")
+            outcome.failure = StreamError(
+                kind="stalled", message="the stream stalled: no data within the read timeout; what arrived is kept"
+            )
             return
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError) as exc:
             yield parser.close()
             outcome.failure = StreamError(
-                kind="cut", message=redact(f"the connection was cut mid-stream ({exc.__class__.__name__}); what arrived is kept", key)
+                kind="cut",
+                message=redact(
+                    f"the connection was cut mid-stream ({exc.__class__.__name__}); what arrived is kept", key
+                ),
             )
             return
-        yield [*parser.close(), Done(finish_reason=parser.finish_reason, malformed_lines=malformed, response_model=parser.response_model)]
+        yield [
+            *parser.close(),
+            Done(finish_reason=parser.finish_reason, malformed_lines=malformed, response_model=parser.response_model),
+        ]
 
 
 class _Outcome:

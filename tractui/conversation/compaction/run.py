@@ -6,7 +6,7 @@ compacted). ``compact`` is an async iterator of progress events ending with
 one ``CompactionResult``; it writes nothing until the very end, so
 cancelling it, or any failure on the way, leaves the history as it was.
 
-The *when* lives in ``tractui.preflight`` (before each request); this module
+The *when* lives in ``tractui.conversation.compaction.preflight`` (before each request); this module
 is the *how*.
 """
 
@@ -18,17 +18,16 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Union
 
-from tractui import compaction_plan as plan
-from tractui import compaction_prompt as prompt
+from tractui.conversation.compaction import plan, prompt
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content
-from tractui.core.context import output_reserve
 from tractui.core.events import StreamError
+from tractui.core.gauge import output_reserve
 from tractui.core.reasoning import thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.providers import ProviderConfig, make_provider
-from tractui.providers.base import Provider
+from tractui.providers.transport import Provider
 from tractui.store.compile import effective_commits, merge_commits, summary_metadata
 from tractui.store.history import Commit, HistoryStore
 
@@ -116,19 +115,27 @@ class Summarizer:
             await self.provider.aclose()
 
 
-def resolve_summarizer(config: ProviderConfig, settings: Settings, provider: Provider, counter: TokenCounter) -> Summarizer:
+def resolve_summarizer(
+    config: ProviderConfig, settings: Settings, provider: Provider, counter: TokenCounter
+) -> Summarizer:
     """Pick the summarising model: ``compaction.profile``, else ``compaction.model``, else the active one.
 
     A profile that cannot be loaded raises ``CompactionError`` (one line) before anything is sent.
     """
     profile_name = settings.get("compaction.profile")
     if profile_name:
-        from tractui.profiles import ProfileStore  # only when used: profiles pull in TOML writing
+        from tractui.config.profiles import ProfileStore  # only when used: profiles pull in TOML writing
 
         try:
             profile = ProfileStore().load(profile_name)
             cfg = profile.provider_config()
-            return Summarizer(make_provider(cfg), Settings(profile.settings), TokenCounter(cfg.model), f"{cfg.provider}/{cfg.model}", True)
+            return Summarizer(
+                make_provider(cfg),
+                Settings(profile.settings),
+                TokenCounter(cfg.model),
+                f"{cfg.provider}/{cfg.model}",
+                True,
+            )
         except ValueError as exc:  # ProfileError, SettingError, UnknownProvider: already one line
             raise CompactionError(f"compaction.profile '{profile_name}': {exc}") from None
     model = settings.get("compaction.model")
@@ -228,7 +235,9 @@ async def compact(
         keep_budget=keep_budget,
     )
     if count == 0 or (count == 1 and turns[0].commits[0].kind == "summary"):
-        yield CompactionResult(False, "nothing to compact: only the most recent turns are in the history", automatic=automatic)
+        yield CompactionResult(
+            False, "nothing to compact: only the most recent turns are in the history", automatic=automatic
+        )
         return
     older, kept = turns[:count], turns[count:]
     before = sum(t.tokens for t in older)
@@ -238,11 +247,15 @@ async def compact(
         summary: str | None = None
         for i, part in enumerate(parts, 1):
             of = f" (part {i} of {len(parts)})" if len(parts) > 1 else ""
-            yield CompactionProgress("summarising", f"summarising {before:,} tokens with {summarizer.label}{of}", i, len(parts))
+            yield CompactionProgress(
+                "summarising", f"summarising {before:,} tokens with {summarizer.label}{of}", i, len(parts)
+            )
             text = prompt.request_text(part, previous=summary, instructions=instructions, part=(i, len(parts)))
             summary = await summarizer.summarise(text)
     except CompactionError as exc:
-        yield CompactionResult(False, f"compaction failed, history unchanged: {exc}", before_tokens=before, automatic=automatic)
+        yield CompactionResult(
+            False, f"compaction failed, history unchanged: {exc}", before_tokens=before, automatic=automatic
+        )
         return
     first_id, last_id = _range_ids([c for t in older for c in t.commits])
     meta = summary_metadata(first_id, last_id, automatic=automatic, before_tokens=before, summarizer=summarizer.label)
@@ -258,7 +271,16 @@ async def compact(
     meta["after_tokens"] = after
     prov = provenance or {}
     parent = head if head is not None else chain[-1].id
-    commit = store.append(session_id, "summary", content, parent_id=parent, metadata=meta, provider=prov.get("provider"), model=prov.get("model"), profile=prov.get("profile"))
+    commit = store.append(
+        session_id,
+        "summary",
+        content,
+        parent_id=parent,
+        metadata=meta,
+        provider=prov.get("provider"),
+        model=prov.get("model"),
+        profile=prov.get("profile"),
+    )
     yield CompactionResult(
         True,
         f"compacted {count} turn{'s' if count != 1 else ''} ({before:,} tokens) into a {after:,}-token summary; {len(kept)} recent turn{'s' if len(kept) != 1 else ''} kept verbatim",

@@ -14,16 +14,16 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, get_args
 
-from tractui.compaction_gate import Preflight, trim_for_retry
+from tractui.conversation.compaction.preflight import Preflight, trim_for_retry
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content, ThinkingBlock, Usage
-from tractui.core.context import CallBasis, ContextReading, measure_context
 from tractui.core.events import StreamError, StreamEvent
+from tractui.core.gauge import CallBasis, ContextReading, measure_context
 from tractui.core.reasoning import StripPolicy, thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.providers import make_provider
-from tractui.providers.base import Provider, ProviderConfig
+from tractui.providers.transport import Provider, ProviderConfig
 from tractui.store.compile import compile_history, merge_commits
 from tractui.store.history import Commit, HistoryStore, Status
 
@@ -60,7 +60,9 @@ class _ReplyWriter:
     the reply in its exact order.
     """
 
-    def __init__(self, store: HistoryStore, session_id: str, parent_id: str, stamps: dict[str, Any], profile: str | None) -> None:
+    def __init__(
+        self, store: HistoryStore, session_id: str, parent_id: str, stamps: dict[str, Any], profile: str | None
+    ) -> None:
         self.store = store
         self.session_id = session_id
         self.parent_id = parent_id
@@ -75,8 +77,15 @@ class _ReplyWriter:
     def _commit_kwargs(self) -> dict[str, Any]:
         return {"provider": self.stamps["provider"], "model": self.stamps["model"], "profile": self.profile}
 
-    def flush(self, assembler: MessageAssembler, *, status: Status = "interrupted", final: bool = False,
-              usage: Usage | None = None, metadata: dict[str, Any] | None = None) -> None:
+    def flush(
+        self,
+        assembler: MessageAssembler,
+        *,
+        status: Status = "interrupted",
+        final: bool = False,
+        usage: Usage | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
         self.last_flush = time.monotonic()
         if assembler.version == self._version and not final:
             return
@@ -94,21 +103,32 @@ class _ReplyWriter:
                 self._write_reasoning(blocks[:lead], status)
             parent = self.reasoning.id if self.reasoning else self.parent_id
             self.assistant = self.store.append(
-                self.session_id, "assistant", Content(speaker="ai", blocks=blocks[lead:], metadata=dict(self.stamps)),
-                parent_id=parent, status=status, usage=usage, metadata=metadata, **self._commit_kwargs(),
+                self.session_id,
+                "assistant",
+                Content(speaker="ai", blocks=blocks[lead:], metadata=dict(self.stamps)),
+                parent_id=parent,
+                status=status,
+                usage=usage,
+                metadata=metadata,
+                **self._commit_kwargs(),
             )
             return
         if self.reasoning is not None:
             self._write_reasoning(blocks[: self._split], status)
         self.store.update(
-            self.assistant.id, content=Content(speaker="ai", blocks=blocks[self._split:], metadata=dict(self.stamps)),
-            status=status, usage=usage, metadata=metadata,
+            self.assistant.id,
+            content=Content(speaker="ai", blocks=blocks[self._split :], metadata=dict(self.stamps)),
+            status=status,
+            usage=usage,
+            metadata=metadata,
         )
 
     def _write_reasoning(self, blocks: list[Any], status: Status) -> None:
         content = Content(speaker="ai", blocks=blocks, metadata=dict(self.stamps))
         if self.reasoning is None:
-            self.reasoning = self.store.append(self.session_id, "reasoning", content, parent_id=self.parent_id, status=status, **self._commit_kwargs())
+            self.reasoning = self.store.append(
+                self.session_id, "reasoning", content, parent_id=self.parent_id, status=status, **self._commit_kwargs()
+            )
         else:
             self.store.update(self.reasoning.id, content=content, status=status)
 
@@ -235,7 +255,9 @@ class Conversation:
         if not text.strip():
             raise ConversationError("nothing to send: the message is empty")
         old = self._last_user()
-        user = self.store.append(old.session_id, "user", Content.human(text), parent_id=old.parent_id, profile=self.profile_name)
+        user = self.store.append(
+            old.session_id, "user", Content.human(text), parent_id=old.parent_id, profile=self.profile_name
+        )
         async for event in self._reply(user.id):
             yield event
 
@@ -249,8 +271,15 @@ class Conversation:
     def streaming(self) -> bool:
         return self._streaming_parent is not None
 
-    async def _pump(self, provider: Provider, messages: list[Content], settings: Settings, system: str | None,
-                    queue: asyncio.Queue[StreamEvent | _End], room: asyncio.Semaphore) -> None:
+    async def _pump(
+        self,
+        provider: Provider,
+        messages: list[Content],
+        settings: Settings,
+        system: str | None,
+        queue: asyncio.Queue[StreamEvent | _End],
+        room: asyncio.Semaphore,
+    ) -> None:
         """Read the provider into ``queue``, at most ``AHEAD`` events ahead of the consumer:
         a consumer slower than the stream (a display) slows the reading, not the memory.
         The closing events never wait for room, so the consumer always learns the end."""
@@ -297,8 +326,11 @@ class Conversation:
         provider = self.provider
         stamps = {"provider": config.provider, "model": config.model, "base_url": provider.base_url}
         stored = merge_commits(chain)  # the gauge counts the stored form; the reply will be one more message
-        basis = {"message_count": len(stored) + 1, "estimated_input": self._estimate(stored, system),
-                 "policy": thinking_policy(settings)}
+        basis = {
+            "message_count": len(stored) + 1,
+            "estimated_input": self._estimate(stored, system),
+            "policy": thinking_policy(settings),
+        }
         writer = _ReplyWriter(self.store, session_id, parent_id, stamps, self.profile_name)
         assembler = self.assembler = MessageAssembler()
         queue: asyncio.Queue[StreamEvent | _End] = asyncio.Queue()
@@ -317,7 +349,12 @@ class Conversation:
                     messages, retry, basis = retry, None, None  # a trimmed request is no basis for the gauge
                     self._producer = asyncio.create_task(self._pump(provider, messages, settings, system, queue, room))
                     continue
-                if isinstance(event, StreamError) and event.kind == "context_length" and not trimmed_once and not assembler.content().blocks:
+                if (
+                    isinstance(event, StreamError)
+                    and event.kind == "context_length"
+                    and not trimmed_once
+                    and not assembler.content().blocks
+                ):
                     trimmed_once, trimmed = True, trim_for_retry(messages, self._counter, preflight.reading)
                     if trimmed is not None:
                         retry, notice = trimmed
@@ -357,8 +394,14 @@ class Conversation:
     def _estimate(self, stored: list[Content], system: str | None) -> int:
         """Our estimate of a request's input, kept so the next reading can report its error."""
         return measure_context(
-            stored, self.settings, provider=self.config.provider, model=self.config.model,
-            system_prompt=system or "", tools_tokens=0, basis=None, counter=self._counter,
+            stored,
+            self.settings,
+            provider=self.config.provider,
+            model=self.config.model,
+            system_prompt=system or "",
+            tools_tokens=0,
+            basis=None,
+            counter=self._counter,
         ).effective
 
     @property
@@ -385,11 +428,15 @@ class Conversation:
         if partial is not None:
             messages.append(partial)
         return measure_context(
-            messages, self.settings, provider=self.config.provider, model=self.config.model,
-            system_prompt=self.settings.get("system-prompt") or "", tools_tokens=0,
-            basis=_basis(chain), counter=self._counter,
+            messages,
+            self.settings,
+            provider=self.config.provider,
+            model=self.config.model,
+            system_prompt=self.settings.get("system-prompt") or "",
+            tools_tokens=0,
+            basis=_basis(chain),
+            counter=self._counter,
         )
-
 
     def _history_before_reply(self, parent: str) -> tuple[list[Commit], list[Content]]:
         """The chain up to the reply being streamed, read once per reply.

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tractui.core.settings import SettingError, Settings
-from tractui.profiles import (
+from tractui.config.profiles import (
     Profile,
     ProfileError,
     ProfileStore,
     load_app_config,
     validated,
 )
+from tractui.core.settings import SettingError, Settings
 from tractui.providers.config import PROVIDERS, ProviderConfig, key_env_name
 
 DEMO = ProviderConfig(provider="demo", model="demo")
@@ -91,7 +91,12 @@ def _config(profile: Profile | None, provider: str | None, args: Any) -> Provide
     """The profile's provider config with the command-line overrides applied, validated."""
     fields: dict[str, Any] = {}
     if profile is not None:
-        fields = {"provider": profile.provider, "model": profile.model, "base_url": profile.base_url, "api_key_env": profile.api_key_env}
+        fields = {
+            "provider": profile.provider,
+            "model": profile.model,
+            "base_url": profile.base_url,
+            "api_key_env": profile.api_key_env,
+        }
     if provider and provider != fields.get("provider"):
         fields = {"provider": provider}  # another provider: the profile's model, URL and key variable do not apply
     for flag in ("model", "base_url", "api_key_env"):

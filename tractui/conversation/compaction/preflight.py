@@ -11,20 +11,27 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
-from tractui import compaction_plan as plan
-from tractui.compaction import CompactionError, CompactionEvent, CompactionResult, compact, compaction_count, resolve_summarizer
+from tractui.conversation.compaction import plan
+from tractui.conversation.compaction.run import (
+    CompactionError,
+    CompactionEvent,
+    CompactionResult,
+    compact,
+    compaction_count,
+    resolve_summarizer,
+)
 from tractui.core.content import Content
-from tractui.core.context import ContextReading
 from tractui.core.events import Notice, StreamError, StreamEvent
+from tractui.core.gauge import ContextReading
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.providers import ProviderConfig
-from tractui.providers.base import Provider
+from tractui.providers.transport import Provider
 from tractui.store.history import HistoryStore
 
 
 class Compactable(Protocol):
-    """What compaction needs from a conversation (``tractui.session.Conversation`` provides it)."""
+    """What compaction needs from a conversation (``tractui.conversation.conversation.Conversation`` provides it)."""
 
     store: HistoryStore
     settings: Settings

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from tractui.config.paths import history_path
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
 from tractui.store.compile import compacted_ids
 from tractui.store.db import StoreError
@@ -82,7 +83,9 @@ def cmd_sessions(store: HistoryStore, out: TextIO) -> int:
         return 0
     out.write(f"{'ID':<26}  {'UPDATED':<16}  {'MSGS':>4}  {'MODEL':<24}  TITLE\n")
     for s in sessions:
-        out.write(f"{s.id:<26}  {_when(s.updated_at):<16}  {s.message_count:>4}  {(s.model or '-')[:24]:<24}  {s.title or '(untitled)'}\n")
+        out.write(
+            f"{s.id:<26}  {_when(s.updated_at):<16}  {s.message_count:>4}  {(s.model or '-')[:24]:<24}  {s.title or '(untitled)'}\n"
+        )
     return 0
 
 
@@ -132,11 +135,20 @@ def _md_blocks(content: Content) -> list[str]:
         elif isinstance(block, ToolCallBlock):
             parts.append(f"**Tool call** `{block.name}` (`{block.id}`)\n\n```json\n{block.arguments}\n```")
         elif isinstance(block, ToolResultBlock):
-            parts.append(f"**Tool result** (`{block.tool_call_id}`{', error' if block.is_error else ''})\n\n```\n{block.content}\n```")
+            parts.append(
+                f"**Tool result** (`{block.tool_call_id}`{', error' if block.is_error else ''})\n\n```\n{block.content}\n```"
+            )
     return parts
 
 
-_HEADINGS = {"user": "You", "assistant": "Assistant", "reasoning": "Assistant", "tool": "Tool", "system": "System", "summary": "Summary"}
+_HEADINGS = {
+    "user": "You",
+    "assistant": "Assistant",
+    "reasoning": "Assistant",
+    "tool": "Tool",
+    "system": "System",
+    "summary": "Summary",
+}
 
 
 def export_markdown(store: HistoryStore, session_id: str) -> str:
@@ -144,7 +156,12 @@ def export_markdown(store: HistoryStore, session_id: str) -> str:
     info = store.session(session_id)
     chain = store.chain(session_id)
     compacted = compacted_ids(chain)
-    lines = [f"# {info.title if info and info.title else 'Untitled session'}", "", f"Session `{session_id}` · {_when(info.created_at) if info else ''}", ""]
+    lines = [
+        f"# {info.title if info and info.title else 'Untitled session'}",
+        "",
+        f"Session `{session_id}` · {_when(info.created_at) if info else ''}",
+        "",
+    ]
     previous_kind = previous_status = None
     for commit in chain:
         heading = _HEADINGS[commit.kind]
@@ -202,7 +219,7 @@ def run_history_command(argv: list[str], *, out: TextIO | None = None, err: Text
     err = err or sys.stderr
     try:
         args = _parser().parse_args(argv)
-        with HistoryStore() as store:
+        with HistoryStore(history_path()) as store:
             if args.command == "sessions":
                 return cmd_sessions(store, out)
             if args.command == "log":
