@@ -18,6 +18,7 @@ from tractui.conversation.commands import (
 )
 from tractui.conversation.conversation import Conversation
 from tractui.core.settings import REGISTRY, SPECS, Settings
+from tractui.errors import UnknownProvider
 from tractui.providers.transport import ProviderConfig
 from tractui.store.history import HistoryStore
 
@@ -41,7 +42,7 @@ class Host:
 
     def switch_profile(self, profile: Profile) -> None:
         if self.refuse:
-            raise ValueError("provider could not be started")
+            raise UnknownProvider("provider could not be started")
         self.switched.append(profile)
         self.provider_config = profile.provider_config()
         self.settings.replace_all(profile.settings)

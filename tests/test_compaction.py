@@ -37,7 +37,38 @@ from tractui.store.history import HistoryStore
 LIMIT = 2000
 MAX_TOKENS = 256
 COUNTER = TokenCounter("loopback-model")
-WORDS = ["parser", "lexer", "token", "module", "config", "cache", "index", "the", "a", "of", "to", "and", "for", "with", "file", "function", "returns", "value", "test", "error", "fixes", "build", "path", "user", "data", "request", "stream", "buffer", "queue", "thread"]
+WORDS = [
+    "parser",
+    "lexer",
+    "token",
+    "module",
+    "config",
+    "cache",
+    "index",
+    "the",
+    "a",
+    "of",
+    "to",
+    "and",
+    "for",
+    "with",
+    "file",
+    "function",
+    "returns",
+    "value",
+    "test",
+    "error",
+    "fixes",
+    "build",
+    "path",
+    "user",
+    "data",
+    "request",
+    "stream",
+    "buffer",
+    "queue",
+    "thread",
+]
 SUMMARY = (
     "## User's goal\nBuild the parser in src/parser.py.\n## Decisions and facts established\nTokens are cached.\n"
     "## Code and file names mentioned\nsrc/parser.py, lex()\n## Open questions\nnone\n## User preferences\nshort answers\n"

@@ -10,9 +10,10 @@ from loopback import FIXTURES, LoopbackServer, error, json_body, openai_chat_rep
 async def test_replays_body_exactly_across_random_writes_and_records_request(loopback: LoopbackServer) -> None:
     path = FIXTURES / "think_tags" / "azure_deepseek_r1_stream_empty_think_block.sse"
     loopback.add(sse(path, seed=7, max_chunk=5))
-    async with httpx.AsyncClient() as client, client.stream(
-        "POST", f"{loopback.url}/v1/chat?x=1", json={"model": "m"}, headers={"X-Test": "a"}
-    ) as r:
+    async with (
+        httpx.AsyncClient() as client,
+        client.stream("POST", f"{loopback.url}/v1/chat?x=1", json={"model": "m"}, headers={"X-Test": "a"}) as r,
+    ):
         pieces = [p async for p in r.aiter_raw()]
     assert b"".join(pieces) == path.read_bytes()
     req = loopback.requests[0]

@@ -12,7 +12,6 @@ from tractui.config.paths import shipped_dir
 from tractui.config.profiles import (
     AppConfig,
     Profile,
-    ProfileError,
     ProfileStore,
     load_app_config,
     looks_like_key,
@@ -21,6 +20,7 @@ from tractui.config.profiles import (
     write_private,
 )
 from tractui.core.settings import Settings
+from tractui.errors import ProfileError
 from tractui.providers.transport import ProviderConfig
 
 SHIPPED = sorted(p.stem for p in shipped_dir("profiles").glob("*.toml"))

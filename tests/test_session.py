@@ -8,11 +8,12 @@ import json
 import pytest
 from loopback import encode_sse, error, openai_chat_reply, sse
 
-from tractui.conversation.conversation import Conversation, ConversationError
+from tractui.conversation.conversation import Conversation
 from tractui.core.content import Content, ThinkingBlock
 from tractui.core.events import StreamError, TextDelta, ThinkingDelta
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
+from tractui.errors import ConversationError
 from tractui.providers.transport import ProviderConfig
 from tractui.store.compile import merge_commits
 from tractui.store.history import HistoryStore

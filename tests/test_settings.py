@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tractui.core.settings import REGISTRY, SPECS, SettingError, Settings, format_value, parse_int, spec_for
+from tractui.core.settings import REGISTRY, SPECS, Settings, format_value, parse_int, spec_for
+from tractui.errors import SettingError
 
 DESIGN_KEYS = {
     "reasoning.enabled": True,

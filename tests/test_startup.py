@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tractui.cli.main import build_parser
-from tractui.config.profiles import AppConfig, ProfileError, save_app_config
-from tractui.config.startup import DEMO, DEMO_NOTICE, StartupError, resolve_startup
-from tractui.core.settings import SettingError
+from tractui.config.profiles import AppConfig, save_app_config
+from tractui.config.startup import DEMO, DEMO_NOTICE, resolve_startup
+from tractui.errors import ProfileError, SettingError, StartupError
 from tractui.providers.transport import ProviderConfig
 
 

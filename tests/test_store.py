@@ -11,7 +11,8 @@ import pytest
 
 from tractui.config.paths import history_path
 from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage
-from tractui.store.db import SCHEMA_VERSION, StoreError
+from tractui.errors import StoreError
+from tractui.store.db import SCHEMA_VERSION
 from tractui.store.history import HistoryStore, new_id
 
 

@@ -15,15 +15,11 @@ from typing import Any, NoReturn, TextIO
 
 from tractui.config.paths import history_path
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.errors import StoreError, UsageError
 from tractui.store.compile import compacted_ids
-from tractui.store.db import StoreError
 from tractui.store.history import Commit, HistoryStore
 
 DIM, RESET = "\x1b[2m", "\x1b[0m"
-
-
-class UsageError(Exception):
-    """Bad command line; one line for the user."""
 
 
 class _Parser(argparse.ArgumentParser):

@@ -20,8 +20,8 @@ from tractui.conversation.conversation import Conversation
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import ThinkingBlock
 from tractui.core.events import Notice, RetryWait, StreamError, TextDelta, ThinkingDelta, ThinkingEnd
+from tractui.errors import StoreError, UserError
 from tractui.providers.demo import DemoProvider
-from tractui.store.db import StoreError
 from tractui.store.history import HistoryStore
 
 DIM_ITALIC, DIM, RESET = "\x1b[2;3m", "\x1b[2m", "\x1b[0m"
@@ -147,7 +147,7 @@ def run_print(args: argparse.Namespace, *, out: TextIO | None = None, err: TextI
         return EXIT_USAGE
     try:
         startup = resolve_startup(args)
-    except ValueError as exc:
+    except UserError as exc:
         err.write(f"tractui: {exc}\n")
         return EXIT_USAGE
     try:
@@ -169,7 +169,7 @@ def run_print(args: argparse.Namespace, *, out: TextIO | None = None, err: TextI
         )
         try:
             conv.provider  # an unknown provider is bad usage, found before anything is written
-        except ValueError as exc:
+        except UserError as exc:
             err.write(f"tractui: {exc}\n")
             return EXIT_USAGE
         printer = _Printer(

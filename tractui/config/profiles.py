@@ -23,7 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tractui.config.paths import config_dir as default_config_dir
 from tractui.config.paths import shipped_dir
-from tractui.core.settings import SettingError, Settings, closest, parse_value, spec_for
+from tractui.core.settings import Settings, closest, parse_value, spec_for
+from tractui.errors import ProfileError, SettingError
 from tractui.providers.config import PROVIDERS, ProviderConfig
 
 FIELDS = ("provider", "model", "base_url", "api_key_env", "description", "settings")
@@ -38,10 +39,6 @@ _KEY_INSIDE = re.compile(
 )
 T = TypeVar("T")
 HEADER = "# tractui profile. api_key_env names the environment variable holding the key; never put a key here.\n"
-
-
-class ProfileError(ValueError):
-    """A one-line, user-facing reason a profile could not be read, written or deleted."""
 
 
 def looks_like_key(value: str) -> bool:
@@ -97,8 +94,11 @@ class Profile(BaseModel):
     def _canonical_settings(cls, values: dict[str, Any]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, raw in values.items():
-            spec = spec_for(key)
-            out[spec.key] = parse_value(spec, raw)
+            try:
+                spec = spec_for(key)
+                out[spec.key] = parse_value(spec, raw)
+            except SettingError as err:  # pydantic reports ValueErrors as validation errors
+                raise ValueError(str(err)) from None
         return out
 
     def provider_config(self) -> ProviderConfig:

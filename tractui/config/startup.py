@@ -5,8 +5,8 @@ Layers, each over the one before: ``config.toml``'s default profile (or
 ``--set KEY=VALUE``. With nothing configured the offline demo runs, with a
 notice saying how to connect a real model. Used by print mode and the app.
 
-Errors are ``ValueError`` subclasses with one-line messages (``ProfileError``,
-``SettingError``, ``StartupError``); the caller prints one and exits 2.
+Errors are ``UserError``s (``ProfileError``, ``SettingError``, ``StartupError``):
+one line each, which the caller prints before exiting 2.
 """
 
 from __future__ import annotations
@@ -16,14 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tractui.config.profiles import (
-    Profile,
-    ProfileError,
-    ProfileStore,
-    load_app_config,
-    validated,
-)
-from tractui.core.settings import SettingError, Settings
+from tractui.config.profiles import Profile, ProfileStore, load_app_config, validated
+from tractui.core.settings import Settings
+from tractui.errors import ProfileError, SettingError, StartupError
 from tractui.providers.config import PROVIDERS, ProviderConfig, key_env_name
 
 DEMO = ProviderConfig(provider="demo", model="demo")
@@ -31,10 +26,6 @@ DEMO_NOTICE = (
     "Demo mode: no profile configured — try `/profile load claude` or `tractui --profile kimi`; "
     "keys come from env vars (ANTHROPIC_API_KEY, MOONSHOT_API_KEY, …)"
 )
-
-
-class StartupError(ValueError):
-    """Command-line flags that do not make a provider configuration; one line."""
 
 
 @dataclass

@@ -13,17 +13,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from tractui.config.profiles import Profile, ProfileError, ProfileStore, validated
+from tractui.config.profiles import Profile, ProfileStore, validated
 from tractui.config.startup import missing_key_notice
-from tractui.core.settings import (
-    REGISTRY,
-    SPECS,
-    SettingError,
-    Settings,
-    closest,
-    format_value,
-    spec_for,
-)
+from tractui.core.settings import REGISTRY, SPECS, Settings, closest, format_value, spec_for
+from tractui.errors import ProfileError, SettingError, UserError
 from tractui.providers.config import ProviderConfig
 
 Action = Literal[
@@ -247,7 +240,7 @@ def switch(profile: Profile, ctx: CommandContext, what: str) -> CommandResult:
     """Make ``profile`` the active one; the note says ``what`` happened, with its warnings."""
     try:
         ctx.switch_profile(profile)
-    except ValueError as err:
+    except UserError as err:
         return _error(f"could not switch: {err}")
     lines = [f"{what} ({profile.provider} · {profile.model}); the history stays, the next request uses it"]
     lines.extend(f"warning: {w}" for w in profile.warnings)

@@ -22,6 +22,7 @@ from tractui.core.gauge import CallBasis, ContextReading, measure_context
 from tractui.core.reasoning import StripPolicy, thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
+from tractui.errors import ConversationError
 from tractui.providers import make_provider
 from tractui.providers.transport import Provider, ProviderConfig
 from tractui.store.compile import compile_history, merge_commits
@@ -30,10 +31,6 @@ from tractui.store.history import Commit, HistoryStore, Status
 FLUSH_INTERVAL = 0.25  # seconds; half the 0.5 s promise, so a write is never late
 AHEAD = 1024  # stream events read ahead of the consumer; beyond that the socket waits
 BeforeRequest = Callable[["Conversation"], Awaitable[None]]
-
-
-class ConversationError(ValueError):
-    """A request the conversation cannot honour (nothing to retry, empty message); one line."""
 
 
 class _End:

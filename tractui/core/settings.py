@@ -14,11 +14,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from tractui.errors import SettingError
+
 KILO = 1024
-
-
-class SettingError(ValueError):
-    """A one-line, user-facing explanation of why a key or value was refused."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,16 +10,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from tractui.errors import UnknownProvider
 from tractui.providers.config import PROVIDERS, ProviderConfig
 
 if TYPE_CHECKING:
     import httpx
 
     from tractui.providers.transport import Provider
-
-
-class UnknownProvider(ValueError):
-    """A provider name we have no module for; one line naming the known ones."""
 
 
 def make_provider(config: ProviderConfig, *, client: httpx.AsyncClient | None = None) -> Provider:

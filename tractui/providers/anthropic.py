@@ -25,9 +25,10 @@ from tractui.core.events import (
     UsageEvent,
 )
 from tractui.core.settings import Settings
+from tractui.errors import RequestError
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
-from tractui.providers.transport import Provider, RequestError, append_turn, system_text
+from tractui.providers.transport import Provider, append_turn, system_text
 
 API_VERSION = "2023-06-01"
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"

@@ -31,6 +31,7 @@ from tractui.core.events import (
     StreamEvent,
 )
 from tractui.core.settings import Settings
+from tractui.errors import RequestError
 from tractui.providers.config import DEFAULT_KEY_ENV, ProviderConfig, key_env_name
 from tractui.providers.errors import error_from_body, make_error, parse_error_body
 from tractui.providers.sse import aiter_events
@@ -38,10 +39,6 @@ from tractui.providers.sse import aiter_events
 RETRY_AFTER_CAP = 60.0  # seconds; a server asking for longer still gets retried after this
 BACKOFF_CAP = 30.0
 CONNECT_TIMEOUT = 15.0
-
-
-class RequestError(ValueError):
-    """``build_request`` refuses settings the API would reject; one line for the user."""
 
 
 class StreamParser(Protocol):

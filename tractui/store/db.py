@@ -11,6 +11,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+from tractui.errors import StoreError
+
 BUSY_TIMEOUT_MS = 10_000
 
 # Each entry migrates from version i to i + 1; never edit a released entry, append.
@@ -44,10 +46,6 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
-
-
-class StoreError(Exception):
-    """The history database cannot be used; the message is one line and names the file."""
 
 
 def _prepare_folder(folder: Path, db_path: Path) -> None:

@@ -23,7 +23,8 @@ from typing import Any, Literal
 from pydantic import TypeAdapter
 
 from tractui.core.content import Content, Usage
-from tractui.store.db import StoreError, connect
+from tractui.errors import StoreError
+from tractui.store.db import connect
 
 Kind = Literal["user", "reasoning", "assistant", "tool", "summary", "system"]
 Status = Literal["complete", "interrupted", "error"]

@@ -14,6 +14,7 @@ from tractui.config.paths import data_dir
 from tractui.config.profiles import Profile, ProfileStore, update_app_config
 from tractui.conversation import commands
 from tractui.core.settings import Settings, closest
+from tractui.errors import UserError
 from tractui.providers.config import ProviderConfig
 from tractui.ui.sanitize import sanitize
 
@@ -108,7 +109,7 @@ class CommandHost:
             return
         try:
             profile = self.profiles.load(name)
-        except ValueError as err:
+        except UserError as err:
             current = conversation.profile_name or conversation.config.provider
             await self.app.note(
                 f"this session's replies came from profile '{name}', which does not load ({err}); staying on {current}",

@@ -22,13 +22,13 @@ def run_app(args: Any) -> int:
     set_frame_rate()
     from tractui.config.paths import history_path
     from tractui.config.startup import resolve_startup
-    from tractui.store.db import StoreError
+    from tractui.errors import StoreError, UserError
     from tractui.store.history import HistoryStore
 
     try:
         startup = resolve_startup(args)
         store = HistoryStore(history_path())
-    except (ValueError, StoreError) as err:  # ProfileError, SettingError, StartupError, StoreError: one line each
+    except UserError as err:
         print(f"tractui: {err}", file=sys.stderr)
         return 2
     session_id: str | None = None

@@ -14,6 +14,7 @@ from pathlib import Path
 from textual.theme import Theme
 
 from tractui.config.paths import config_dir, shipped_dir
+from tractui.errors import ThemeError
 
 DEFAULT_THEME = "tractui-dark"
 OUR_VARIABLES = (
@@ -39,25 +40,25 @@ def theme_dirs() -> list[Path]:
 
 
 def load_theme(path: Path) -> Theme:
-    """One theme file; ``ValueError`` with a one-line reason naming the file."""
+    """One theme file; ``ThemeError`` with a one-line reason naming the file."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"theme {path.name}: {exc}") from None
+        raise ThemeError(f"theme {path.name}: {exc}") from None
     name = data.pop("name", path.stem)
     variables = data.pop("variables", {})
     dark = data.pop("dark", True)
     unknown = sorted(set(data) - _COLOUR_FIELDS)
     if unknown or "primary" not in data:
         why = f"unknown keys {', '.join(unknown)}" if unknown else "missing 'primary'"
-        raise ValueError(f"theme {path.name}: {why}")
+        raise ThemeError(f"theme {path.name}: {why}")
     if not isinstance(variables, dict) or not all(isinstance(v, str) for v in variables.values()):
-        raise ValueError(f"theme {path.name}: [variables] must map names to colour strings")
+        raise ThemeError(f"theme {path.name}: [variables] must map names to colour strings")
     try:
         theme = Theme(name=str(name), dark=bool(dark), variables=dict(variables), **data)
         theme.to_color_system()  # validates every colour now, not at first paint
     except Exception as exc:  # Textual raises several colour parse errors
-        raise ValueError(f"theme {path.name}: {exc}") from None
+        raise ThemeError(f"theme {path.name}: {exc}") from None
     return theme
 
 
@@ -70,7 +71,7 @@ def load_themes(dirs: list[Path] | None = None) -> LoadedThemes:
         for path in sorted(folder.glob("*.toml")):
             try:
                 theme = load_theme(path)
-            except ValueError as exc:
+            except ThemeError as exc:
                 problems.append(str(exc))
                 continue
             found[theme.name] = theme

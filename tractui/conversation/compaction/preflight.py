@@ -13,7 +13,6 @@ from typing import Protocol
 
 from tractui.conversation.compaction import plan
 from tractui.conversation.compaction.run import (
-    CompactionError,
     CompactionEvent,
     CompactionResult,
     compact,
@@ -25,6 +24,7 @@ from tractui.core.events import Notice, StreamError, StreamEvent
 from tractui.core.gauge import ContextReading
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
+from tractui.errors import UserError
 from tractui.providers import ProviderConfig
 from tractui.providers.transport import Provider
 from tractui.store.history import HistoryStore
@@ -72,7 +72,7 @@ async def compact_conversation(
         return
     try:
         summarizer = resolve_summarizer(conv.config, conv.settings, conv.provider, conv.counter)
-    except (CompactionError, ValueError) as exc:  # a bad compaction.profile or provider name
+    except UserError as exc:  # a bad compaction.profile or provider name
         yield CompactionResult(False, f"compaction failed, history unchanged: {exc}", automatic=automatic)
         return
     try:

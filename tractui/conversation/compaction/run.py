@@ -26,6 +26,7 @@ from tractui.core.gauge import output_reserve
 from tractui.core.reasoning import thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
+from tractui.errors import CompactionError, UserError
 from tractui.providers import ProviderConfig, make_provider
 from tractui.providers.transport import Provider
 from tractui.store.compile import effective_commits, merge_commits, summary_metadata
@@ -62,10 +63,6 @@ class CompactionResult:
 
 
 CompactionEvent = Union[CompactionProgress, CompactionResult]
-
-
-class CompactionError(Exception):
-    """A summary call failed; the message is one line for the user."""
 
 
 @dataclass
@@ -136,7 +133,7 @@ def resolve_summarizer(
                 f"{cfg.provider}/{cfg.model}",
                 True,
             )
-        except ValueError as exc:  # ProfileError, SettingError, UnknownProvider: already one line
+        except UserError as exc:
             raise CompactionError(f"compaction.profile '{profile_name}': {exc}") from None
     model = settings.get("compaction.model")
     if model and model != config.model:

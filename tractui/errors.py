@@ -1,0 +1,73 @@
+"""tractui's one exception tree.
+
+Every error tractui raises on purpose is a ``TractuiError``. A ``UserError``
+carries one line meant for the user, shown as is (the app prints it inline,
+the shell commands on stderr with exit code 2); anything else that escapes is
+a bug, never caught by a handler that expects one of these::
+
+    TractuiError
+    └── UserError
+        ├── SettingError       an unknown /set key or a bad value
+        ├── ProfileError       a profile or config.toml that does not load
+        ├── StartupError       command-line flags that make no provider configuration
+        ├── UnknownProvider    a provider name tractui does not speak
+        ├── RequestError       settings the provider's API would refuse
+        ├── ConversationError  a request the conversation cannot honour
+        ├── CompactionError    compaction could not run
+        ├── StoreError         the history database cannot be used
+        ├── ThemeError         a theme file that does not load
+        └── UsageError         a shell command used wrongly
+
+Failures while streaming are not exceptions: a provider stream ends with a
+``StreamError`` event (``tractui.core.events``).
+"""
+
+from __future__ import annotations
+
+
+class TractuiError(Exception):
+    """The root of every error tractui raises on purpose."""
+
+
+class UserError(TractuiError):
+    """One line for the user, shown as is; nothing was changed."""
+
+
+class SettingError(UserError):
+    """An unknown setting key or a value it does not take."""
+
+
+class ProfileError(UserError):
+    """A profile or ``config.toml`` that does not load."""
+
+
+class StartupError(UserError):
+    """Command-line flags that do not make a provider configuration."""
+
+
+class UnknownProvider(UserError):
+    """A provider name tractui does not speak."""
+
+
+class RequestError(UserError):
+    """``build_request`` refuses settings the API would reject."""
+
+
+class ConversationError(UserError):
+    """A request the conversation cannot honour (nothing to retry, an empty message)."""
+
+
+class CompactionError(UserError):
+    """Compaction could not run (no summary, a summariser that does not load)."""
+
+
+class StoreError(UserError):
+    """The history database cannot be used; the message names the file."""
+
+
+class ThemeError(UserError):
+    """A theme file that does not load; the message names the file."""
+
+
+class UsageError(UserError):
+    """A shell command used wrongly (a missing session, a file that is not an export)."""
