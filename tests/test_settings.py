@@ -242,3 +242,38 @@ def test_docs_settings_lists_every_key_as_the_registry_defines_it():
         when = "at once" if spec.display else "next request"
         assert cells[1:4] == [spec.allowed(), default, when], spec.key
         assert cells[4], f"{spec.key} needs a meaning"
+
+
+def test_the_typed_view_has_one_field_per_registered_key():
+    from dataclasses import fields
+
+    from tractui.core.settings_view import SettingsView, field_name
+
+    assert {f.name for f in fields(SettingsView)} == {field_name(key) for key in REGISTRY}
+
+
+def test_the_view_types_match_the_registry_and_follow_changes():
+    import types
+    import typing
+
+    from tractui.core.settings_view import SettingsView, field_name
+
+    hints = typing.get_type_hints(SettingsView)
+    kinds = {"bool": bool, "int": int, "float": float, "str": str, "enum": str, "tags": tuple}
+    settings = Settings()
+    for spec in SPECS:
+        hint = hints[field_name(spec.key)]
+        allowed = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+        if spec.optional:
+            assert type(None) in allowed, spec.key
+        if spec.kind == "enum":
+            literal = next(a for a in allowed if typing.get_origin(a) is typing.Literal)
+            assert set(typing.get_args(literal)) == set(spec.choices), spec.key
+        else:
+            assert any(typing.get_origin(a) is kinds[spec.kind] or a is kinds[spec.kind] for a in allowed), spec.key
+        assert getattr(settings.view, field_name(spec.key)) == spec.default
+    before = settings.view
+    settings.set("context-limit", "8k")
+    assert settings.view.context_limit == 8192 and before.context_limit == 128000
+    settings.unset("context-limit")
+    assert settings.view.context_limit == 128000

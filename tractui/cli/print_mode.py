@@ -172,9 +172,7 @@ def run_print(args: argparse.Namespace, *, out: TextIO | None = None, err: TextI
         except UserError as exc:
             err.write(f"tractui: {exc}\n")
             return EXIT_USAGE
-        printer = _Printer(
-            out, err, show_thinking=bool(startup.settings.get("reasoning.includeInResponse")), quiet=args.json
-        )
+        printer = _Printer(out, err, show_thinking=startup.settings.view.reasoning_include_in_response, quiet=args.json)
         if args.continue_ and session_id is None:
             printer.note("no earlier session to continue; starting a new one")
         outcome = _Outcome()

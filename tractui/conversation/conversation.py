@@ -319,7 +319,7 @@ class Conversation:
         settings, config = self.settings, self.config
         chain = self.store.chain(session_id, head=parent_id)
         messages = compile_history(chain, settings)
-        system = settings.get("system-prompt") or None
+        system = settings.view.system_prompt or None
         provider = self.provider
         stamps = {"provider": config.provider, "model": config.model, "base_url": provider.base_url}
         stored = merge_commits(chain)  # the gauge counts the stored form; the reply will be one more message
@@ -429,7 +429,7 @@ class Conversation:
             self.settings,
             provider=self.config.provider,
             model=self.config.model,
-            system_prompt=self.settings.get("system-prompt") or "",
+            system_prompt=self.settings.view.system_prompt or "",
             tools_tokens=0,
             basis=_basis(chain),
             counter=self._counter,

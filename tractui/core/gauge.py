@@ -90,11 +90,11 @@ def output_reserve(settings: Settings) -> int:
     model's own output limit ``max-output``, else ``DEFAULT_RESERVE``, both at most a
     quarter of the window so a huge default does not eat a small one.
     """
-    limit = int(settings.get("context-limit"))
-    max_tokens = settings.get("max-tokens")
+    limit = settings.view.context_limit
+    max_tokens = settings.view.max_tokens
     if max_tokens:
         return min(int(max_tokens), limit // 2)
-    model_max = settings.get("max-output")
+    model_max = settings.view.max_output
     return min(int(model_max) if model_max else DEFAULT_RESERVE, limit // 4)
 
 
@@ -148,11 +148,11 @@ def measure_context(
     """
     counter = counter or TokenCounter(model or None)
     warnings: list[str] = []
-    limit = int(settings.get("context-limit"))
+    limit = settings.view.context_limit
     reserve = output_reserve(settings)
     margin = int(limit * SAFETY_FRACTION)
     usable = max(0, limit - reserve - margin)
-    compression = float(settings.get("compression-threshold"))
+    compression = settings.view.compression_threshold
     policy = thinking_policy(settings)
     anthropic = provider.lower() == "anthropic"
     total = len(messages)

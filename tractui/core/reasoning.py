@@ -67,9 +67,9 @@ def filter_thinking_for_context(contents: Sequence[Content], policy: StripPolicy
 
 def thinking_policy(settings: Settings) -> StripPolicy:
     """The one policy that decides what is sent: ``includeInContext`` off means strip all."""
-    if not settings.get("reasoning.includeInContext"):
+    if not settings.view.reasoning_include_in_context:
         return "all"
-    return settings.get("reasoning.stripFromContext")
+    return settings.view.reasoning_strip_from_context
 
 
 def apply_reasoning_policy(contents: Sequence[Content], settings: Settings) -> list[Content]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from tractui.core.settings_view import SettingsView, field_name
 from tractui.errors import SettingError
 
 KILO = 1024
@@ -274,6 +275,7 @@ class Settings:
     def __init__(self, values: dict[str, Any] | None = None) -> None:
         self._values: dict[str, Any] = {}
         self._listeners: list[Callable[[str], None]] = []
+        self._view: SettingsView | None = None
         for key, value in (values or {}).items():
             self.set_value(key, value)
 
@@ -283,6 +285,13 @@ class Settings:
 
     def __getitem__(self, key: str) -> Any:
         return self.get(key)
+
+    @property
+    def view(self) -> SettingsView:
+        """Every value with its type, for code; rebuilt after a change."""
+        if self._view is None:
+            self._view = SettingsView(**{field_name(s.key): self._values.get(s.key, s.default) for s in SPECS})
+        return self._view
 
     def set(self, key: str, raw: Any) -> Any:
         """Validate and apply ``raw``; returns the canonical value."""
@@ -330,5 +339,6 @@ class Settings:
         self._listeners.append(listener)
 
     def _notify(self, key: str) -> None:
+        self._view = None
         for listener in list(self._listeners):
             listener(key)

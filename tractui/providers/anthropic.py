@@ -52,19 +52,19 @@ class ThinkingPlan:
 
 def thinking_budget(settings: Settings) -> int | None:
     """The thinking budget the settings ask for, or None when thinking is off."""
-    if not settings.get("reasoning.enabled"):
+    if not settings.view.reasoning_enabled:
         return None
-    budget = settings.get("reasoning.maxTokens")
+    budget = settings.view.reasoning_max_tokens
     if budget is not None:
         return int(budget) if budget > 0 else None
-    effort = settings.get("reasoning.effort")
+    effort = settings.view.reasoning_effort
     return EFFORT_BUDGET.get(effort) if effort else None
 
 
 def plan_thinking(settings: Settings) -> ThinkingPlan:
     """Apply the budget rule; raises ``RequestError`` for a request the API would reject."""
-    user_max = settings.get("max-tokens")
-    cap = settings.get("max-output")
+    user_max = settings.view.max_tokens
+    cap = settings.view.max_output
     max_tokens = int(user_max or cap or DEFAULT_MAX_TOKENS)
     budget = thinking_budget(settings)
     if budget is None:
@@ -316,12 +316,12 @@ class AnthropicProvider(Provider):
             body["system"] = prompt
         if plan.budget is not None:
             body["thinking"] = {"type": "enabled", "budget_tokens": plan.budget}
-        elif settings.get("temperature") is not None:
-            body["temperature"] = settings.get("temperature")
+        elif settings.view.temperature is not None:
+            body["temperature"] = settings.view.temperature
         return body
 
     def notices(self, settings: Settings) -> list[str]:
-        if settings.get("temperature") is None or thinking_budget(settings) is None:
+        if settings.view.temperature is None or thinking_budget(settings) is None:
             return []
         return self.note_once(TEMPERATURE_NOTICE)
 

@@ -78,16 +78,16 @@ class DemoProvider(Provider):
         self._counter = TokenCounter(config.model)
 
     def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
-        prompt = system or settings.get("system-prompt")
+        prompt = system or settings.view.system_prompt
         sent = [{"role": m.speaker, "content": m.text} for m in messages]
         return {"model": self.config.model, "messages": sent, **({"system": prompt} if prompt else {})}
 
     async def stream(
         self, messages: list[Content], settings: Settings, *, system: str | None = None
     ) -> AsyncIterator[StreamEvent]:
-        prompt = system or settings.get("system-prompt") or ""
+        prompt = system or settings.view.system_prompt or ""
         thinking, answer = compose(messages)
-        if not settings.get("reasoning.enabled"):
+        if not settings.view.reasoning_enabled:
             thinking = ""
         for word in _WORD.findall(thinking):
             yield ThinkingDelta(word, "reasoning_content")

@@ -36,10 +36,10 @@ SKIP_SIGNATURE = "skip_thought_signature_validator"
 # -- request ------------------------------------------------------------------
 def thinking_config(settings: Settings) -> dict[str, Any] | None:
     """``thinkingConfig`` from the settings: a budget (``maxTokens``) or a level (``effort``)."""
-    if not settings.get("reasoning.enabled"):
+    if not settings.view.reasoning_enabled:
         return None
-    budget = settings.get("reasoning.maxTokens")
-    effort = settings.get("reasoning.effort")
+    budget = settings.view.reasoning_max_tokens
+    effort = settings.view.reasoning_effort
     if budget == 0 or (budget is None and effort == "none"):
         return {"thinkingBudget": 0}
     config: dict[str, Any] = {"includeThoughts": True}
@@ -318,10 +318,10 @@ class GeminiProvider(Provider):
         if prompt:
             body["systemInstruction"] = {"parts": [{"text": prompt}]}
         generation: dict[str, Any] = {}
-        if settings.get("max-tokens") is not None:
-            generation["maxOutputTokens"] = settings.get("max-tokens")
-        if settings.get("temperature") is not None:
-            generation["temperature"] = settings.get("temperature")
+        if settings.view.max_tokens is not None:
+            generation["maxOutputTokens"] = settings.view.max_tokens
+        if settings.view.temperature is not None:
+            generation["temperature"] = settings.view.temperature
         thinking = thinking_config(settings)
         if thinking is not None:
             generation["thinkingConfig"] = thinking

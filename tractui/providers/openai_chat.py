@@ -74,9 +74,9 @@ class ChatCompletionsParser:
         self.finish_reason: str | None = None
         self.response_model: str | None = None
         self._extractor = ThinkTagExtractor(
-            tag_pairs(settings.get("reasoning.tags")),
-            anywhere=bool(settings.get("reasoning.tagsAnywhere")),
-            starts_in_thinking=bool(settings.get("reasoning.startsInThinking")),
+            tag_pairs(settings.view.reasoning_tags),
+            anywhere=settings.view.reasoning_tags_anywhere,
+            starts_in_thinking=settings.view.reasoning_starts_in_thinking,
         )
         self._field_open = False  # thinking from a reasoning field is being streamed
         self._usage: dict[str, Any] | None = None
@@ -206,20 +206,20 @@ class OpenAIChatProvider(Provider):
             "stream_options": {"include_usage": True},
         }
         self._reasoning_params(body, settings)
-        max_tokens = settings.get("max-tokens")
+        max_tokens = settings.view.max_tokens
         if max_tokens is not None:
             # api.openai.com refuses max_tokens for reasoning models; others only know max_tokens.
             body["max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens"] = max_tokens
-        temperature = settings.get("temperature")
+        temperature = settings.view.temperature
         if temperature is not None:
             body["temperature"] = temperature
         return body
 
     def _reasoning_params(self, body: dict[str, Any], settings: Settings) -> None:
-        if not settings.get("reasoning.enabled"):
+        if not settings.view.reasoning_enabled:
             return
-        effort = settings.get("reasoning.effort")
-        budget = settings.get("reasoning.maxTokens")
+        effort = settings.view.reasoning_effort
+        budget = settings.view.reasoning_max_tokens
         if "openrouter.ai" in self.base_url:
             if budget is not None:
                 body["reasoning"] = {"max_tokens": budget}
@@ -234,11 +234,11 @@ class OpenAIChatProvider(Provider):
 
     def _messages(self, messages: list[Content], settings: Settings, system: str | None) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        prompt = system or settings.get("system-prompt")
+        prompt = system or settings.view.system_prompt
         if prompt:
             out.append({"role": "system", "content": prompt})
-        send_field = bool(settings.get("reasoning.includeInContext")) and settings.get("reasoning.format") == "field"
-        field_name = settings.get("reasoning.fieldName") or "reasoning_content"
+        send_field = settings.view.reasoning_include_in_context and settings.view.reasoning_format == "field"
+        field_name = settings.view.reasoning_field_name or "reasoning_content"
         for message in messages:
             if message.speaker == "system":
                 out.append({"role": "system", "content": message.text})

@@ -33,13 +33,13 @@ TEMPERATURE_NOTICE = "temperature is not sent while reasoning is on (OpenAI reas
 
 # -- request ------------------------------------------------------------------
 def reasoning_param(settings: Settings) -> dict[str, Any] | None:
-    if not settings.get("reasoning.enabled"):
+    if not settings.view.reasoning_enabled:
         return None
     param: dict[str, Any] = {}
-    if settings.get("reasoning.effort"):
-        param["effort"] = settings.get("reasoning.effort")
-    if settings.get("reasoning.summary") != "none":
-        param["summary"] = settings.get("reasoning.summary")
+    if settings.view.reasoning_effort:
+        param["effort"] = settings.view.reasoning_effort
+    if settings.view.reasoning_summary != "none":
+        param["summary"] = settings.view.reasoning_summary
     return param
 
 
@@ -279,14 +279,14 @@ class OpenAIResponsesProvider(Provider):
         if reasoning is not None:
             body["reasoning"] = reasoning
             body["include"] = ["reasoning.encrypted_content"]
-        elif settings.get("temperature") is not None:
-            body["temperature"] = settings.get("temperature")
-        if settings.get("max-tokens") is not None:
-            body["max_output_tokens"] = settings.get("max-tokens")
+        elif settings.view.temperature is not None:
+            body["temperature"] = settings.view.temperature
+        if settings.view.max_tokens is not None:
+            body["max_output_tokens"] = settings.view.max_tokens
         return body
 
     def notices(self, settings: Settings) -> list[str]:
-        if settings.get("temperature") is None or reasoning_param(settings) is None:
+        if settings.view.temperature is None or reasoning_param(settings) is None:
             return []
         return self.note_once(TEMPERATURE_NOTICE)
 

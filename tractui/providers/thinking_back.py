@@ -36,9 +36,9 @@ def same_origin(content: Content, provider: str, model: str) -> bool:
 
 def route_thinking(block: ThinkingBlock, native_ok: bool, settings: Settings) -> Route:
     """Where one thinking block goes: natively, as text, or nowhere."""
-    if not settings.get("reasoning.includeInContext"):
+    if not settings.view.reasoning_include_in_context:
         return "drop"
-    if native_ok and settings.get("reasoning.format") == "native":
+    if native_ok and settings.view.reasoning_format == "native":
         return "native"
     if block.is_hidden or not block.thought.strip():
         return "drop"

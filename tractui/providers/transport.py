@@ -101,7 +101,7 @@ def retry_after_seconds(headers: httpx.Headers) -> float | None:
 
 def system_text(system: str | None, settings: Settings, found: Sequence[str] = ()) -> str:
     """The one system prompt for a request: the caller's or the setting's, then system messages from the history."""
-    return "\n\n".join(t for t in [system or settings.get("system-prompt") or "", *found] if t)
+    return "\n\n".join(t for t in [system or settings.view.system_prompt or "", *found] if t)
 
 
 def append_turn(turns: list[dict[str, Any]], role: str, key: str, items: list[Any]) -> None:
@@ -207,8 +207,8 @@ class Provider(ABC):
         for note in self.notices(settings):
             yield Notice(note)
         headers = {"Accept": "text/event-stream", **self.extra_headers(settings), **self.auth_headers(key)}
-        retries = int(settings.get("retries"))
-        timeout = httpx.Timeout(CONNECT_TIMEOUT, read=float(settings.get("timeout")))
+        retries = settings.view.retries
+        timeout = httpx.Timeout(CONNECT_TIMEOUT, read=settings.view.timeout)
         attempt = 0
         while True:
             outcome = _Outcome()

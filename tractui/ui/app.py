@@ -456,7 +456,7 @@ class TractApp(App[int]):
 
     def _apply_thinking_visibility(self) -> None:
         chat = self.query_one(ChatLog)
-        show = bool(self.settings.get("reasoning.includeInResponse"))
+        show = self.settings.view.reasoning_include_in_response
         if chat.has_class("-hide-thinking") == (not show):
             return
         with chat.reading_kept():

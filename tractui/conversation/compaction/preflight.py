@@ -124,7 +124,7 @@ class Preflight:
 
     async def run(self) -> AsyncIterator[StreamEvent]:
         reading = self.conv.gauge(head=self.parent_id)
-        if reading.should_compact() and self.conv.settings.get("compaction.auto"):
+        if reading.should_compact() and self.conv.settings.view.compaction_auto:
             yield Notice(
                 f"context {reading.effective:,} tokens is over the compaction threshold ({reading.threshold:,}): compacting first"
             )

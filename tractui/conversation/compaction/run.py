@@ -77,13 +77,13 @@ class Summarizer:
 
     @property
     def output_budget(self) -> int:
-        limit = int(self.settings.get("context-limit"))
+        limit = self.settings.view.context_limit
         return max(MIN_SUMMARY_TOKENS, min(output_reserve(self.settings), limit // SUMMARY_SHARE))
 
     @property
     def input_budget(self) -> int:
         """Tokens the transcript (plus a running summary) may take in one call."""
-        limit = int(self.settings.get("context-limit"))
+        limit = self.settings.view.context_limit
         margin = limit // 20
         return limit - self.output_budget - self.counter.count(prompt.SYSTEM_PROMPT) - CALL_OVERHEAD - margin
 
@@ -119,7 +119,7 @@ def resolve_summarizer(
 
     A profile that cannot be loaded raises ``CompactionError`` (one line) before anything is sent.
     """
-    profile_name = settings.get("compaction.profile")
+    profile_name = settings.view.compaction_profile
     if profile_name:
         from tractui.config.profiles import ProfileStore  # only when used: profiles pull in TOML writing
 
@@ -135,7 +135,7 @@ def resolve_summarizer(
             )
         except UserError as exc:
             raise CompactionError(f"compaction.profile '{profile_name}': {exc}") from None
-    model = settings.get("compaction.model")
+    model = settings.view.compaction_model
     if model and model != config.model:
         cfg = dataclasses.replace(config, model=model)
         return Summarizer(make_provider(cfg), settings.copy(), TokenCounter(model), f"{cfg.provider}/{model}", True)
@@ -226,9 +226,9 @@ async def compact(
     turns = live_turns(chain, settings, counter)
     count = plan.choose_split(
         [t.tokens for t in turns],
-        keep_turns=int(settings.get("compaction.keepTurns")),
-        keep_fraction=settings.get("compaction.keepFraction"),
-        limit=int(settings.get("context-limit")),
+        keep_turns=settings.view.compaction_keep_turns,
+        keep_fraction=settings.view.compaction_keep_fraction,
+        limit=settings.view.context_limit,
         keep_budget=keep_budget,
     )
     if count == 0 or (count == 1 and turns[0].commits[0].kind == "summary"):
