@@ -45,7 +45,7 @@ class Host:
             raise UnknownProvider("provider could not be started")
         self.switched.append(profile)
         self.provider_config = profile.provider_config()
-        self.settings.replace_all(profile.settings)
+        self.settings = Settings(profile.settings)
         self.active_profile = profile.name
 
 

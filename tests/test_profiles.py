@@ -135,7 +135,7 @@ def test_shipped_profile_saved_as_user_profile_then_wins(store, config_dir):
     mine = store.load("kimi")
     assert mine.settings["reasoning.effort"] == "high"
     assert mine.description == shipped.description
-    entries = [e for e in store.list() if e.name == "kimi"]
+    entries = [e for e in store.entries() if e.name == "kimi"]
     assert [(e.source, e.shadowed) for e in entries] == [("user", False), ("shipped", True)]
     store.delete("kimi")  # the shipped one comes back
     assert store.load("kimi").settings.get("reasoning.effort") is None
@@ -279,7 +279,7 @@ def test_atomic_write_leaves_the_old_file_when_writing_fails(tmp_path):
 
 def test_list_reports_broken_files_instead_of_failing(store, config_dir):
     write_user(config_dir, "broken", "provider = \n")
-    entries = {(e.name, e.source): e for e in store.list()}
+    entries = {(e.name, e.source): e for e in store.entries()}
     broken = entries[("broken", "user")]
     assert broken.provider is None and "broken.toml" in broken.problem
     assert entries[("claude", "shipped")].model == "claude-sonnet-4-5"

@@ -9,14 +9,11 @@ import pytest
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from tractui.core.reasoning import (
     apply_reasoning_policy,
-    effective_token_count,
     estimate_thinking_tokens,
     extract_thinking_blocks,
     filter_thinking_for_context,
     last_turn_range,
     remove_thinking,
-    thinking_to_anthropic_blocks,
-    thinking_to_gemini_parts,
     thinking_to_reasoning_field,
 )
 from tractui.core.settings import Settings
@@ -127,49 +124,6 @@ def test_reasoning_field():
     assert thinking_to_reasoning_field(Content(speaker="ai", blocks=[ThinkingBlock(is_hidden=True)])) is None
 
 
-def anthropic_reply() -> Content:
-    return Content(
-        speaker="ai",
-        blocks=[
-            ThinkingBlock(thought="signed", source_field="thinking", signature="sig=="),
-            ThinkingBlock(is_hidden=True, source_field="thinking", provider_metadata={"data": "EmwKAhgB"}),
-            ThinkingBlock(thought="unsigned, from another provider"),
-            ThinkingBlock(is_hidden=True, source_field="summary", provider_metadata={"encrypted_content": "gAAA"}),
-            TextBlock(text="answer"),
-        ],
-    )
-
-
-def test_anthropic_blocks_keep_signatures_and_redacted_data():
-    message = anthropic_reply()
-    before = copy.deepcopy(message)
-    assert thinking_to_anthropic_blocks(message) == [
-        {"type": "thinking", "thinking": "signed", "signature": "sig=="},
-        {"type": "redacted_thinking", "data": "EmwKAhgB"},
-    ]
-    everything = thinking_to_anthropic_blocks(message, signed_only=False)
-    assert {"type": "thinking", "thinking": "unsigned, from another provider", "signature": ""} in everything
-    assert message == before
-
-
-def test_gemini_parts_keep_thought_signatures():
-    message = Content(
-        speaker="ai",
-        blocks=[
-            ThinkingBlock(thought="plan", source_field="thought", signature="CiQB"),
-            ThinkingBlock(thought="", source_field="thought", signature="only-sig"),
-            ThinkingBlock(thought="no sig", source_field="thought"),
-            ThinkingBlock(is_hidden=True, provider_metadata={"data": "x"}),
-            TextBlock(text="answer"),
-        ],
-    )
-    assert thinking_to_gemini_parts(message) == [
-        {"text": "plan", "thought": True, "thoughtSignature": "CiQB"},
-        {"text": "", "thought": True, "thoughtSignature": "only-sig"},
-        {"text": "no sig", "thought": True},
-    ]
-
-
 def test_thinking_estimate_comes_from_the_tokenizer():
     contents = history()
     enc = get_encoding("o200k_base")
@@ -180,13 +134,3 @@ def test_thinking_estimate_comes_from_the_tokenizer():
         get_encoding("cl100k_base").encode_ordinary("word " * 300)
     )
     assert estimate_thinking_tokens(long) != len("word " * 300) // 4
-
-
-def test_effective_token_count_is_the_gauge_figure():
-    settings = Settings({"reasoning.includeInContext": "true"})
-    counter = TokenCounter()
-    contents = history()
-    assert effective_token_count(contents, settings, counter=counter) == counter.count_messages(contents)
-    assert effective_token_count(contents, Settings(), counter=counter) == counter.count_messages(
-        contents, include_thinking=False
-    )

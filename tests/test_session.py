@@ -124,7 +124,8 @@ async def test_edit_last_branches_from_the_user_message(store, config, loopback)
     await collect(conv.send("q2 with typo"))
     await collect(conv.edit_last("q2 fixed"))
     assert [c.content.text for c in conv.history()] == ["q1", "one", "q2 fixed", "edited answer"]
-    assert len(store.branches(conv.session_id)) == 2
+    edited = next(c for c in conv.history() if c.content.text == "q2 fixed")
+    assert [c.content.text for c in store.siblings(edited.id)] == ["q2 with typo", "q2 fixed"]
     assert [m["content"] for m in loopback.requests[2].json["messages"]] == ["q1", "one", "q2 fixed"]
     await conv.aclose()
 

@@ -233,10 +233,10 @@ def test_growing_history_only_counts_new_messages():
     assert counter.totals(history, 5) == (sum(counter.count_content(c) for c in history[:5]), 0)
 
 
-def test_warm_loads_in_a_thread():
+def test_an_encoding_loads_in_a_thread():
     tokens.clear_cache()
     counter = TokenCounter("gpt-4")
-    worker = threading.Thread(target=counter.warm)
+    worker = threading.Thread(target=tokens.get_encoding, args=(counter.encoding_name,))
     worker.start()
     worker.join()
     assert "cl100k_base" in tokens._cache

@@ -158,9 +158,10 @@ def export_markdown(store: HistoryStore, session_id: str) -> str:
         f"Session `{session_id}` · {_when(info.created_at) if info else ''}",
         "",
     ]
-    previous_kind = previous_status = None
+    previous_kind: str | None = None
+    previous_status: str | None = None
     for commit in chain:
-        heading = _HEADINGS[commit.kind]
+        heading: str | None = _HEADINGS[commit.kind]
         if commit.kind == "assistant" and previous_kind == "reasoning":
             heading = None  # the reasoning commit already opened this reply
         if heading:

@@ -157,7 +157,7 @@ class ProfileStore:
     def load(self, name: str) -> Profile:
         path = self.path_for(name)
         if path is None:
-            available = ", ".join(entry.name for entry in self.list())
+            available = ", ".join(entry.name for entry in self.entries())
             raise ProfileError(f"no profile named '{name}' (available: {available})")
         return read_profile(path, name)
 
@@ -179,11 +179,15 @@ class ProfileStore:
         write_private(path, HEADER + tomli_w.dumps(data))
         return path
 
-    def list(self) -> list[ProfileEntry]:
+    def entries(self) -> list[ProfileEntry]:
         """User and shipped profiles by name, user first; broken files are listed with their problem."""
         entries: list[ProfileEntry] = []
         user_names = {p.stem for p in _toml_files(self.user_dir)}
-        for source, folder in (("user", self.user_dir), ("shipped", self.shipped_dir)):
+        sources: tuple[tuple[Literal["user", "shipped"], Path], ...] = (
+            ("user", self.user_dir),
+            ("shipped", self.shipped_dir),
+        )
+        for source, folder in sources:
             for path in _toml_files(folder):
                 shadowed = source == "shipped" and path.stem in user_names
                 try:
@@ -195,7 +199,7 @@ class ProfileStore:
         return sorted(entries, key=lambda e: (e.name, e.source != "user"))
 
     def names(self) -> list[str]:
-        return sorted({e.name for e in self.list()})
+        return sorted({e.name for e in self.entries()})
 
     def delete(self, name: str) -> Path:
         path = self.user_dir / f"{check_name(name)}.toml"

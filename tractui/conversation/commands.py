@@ -251,7 +251,7 @@ def switch(profile: Profile, ctx: CommandContext, what: str) -> CommandResult:
 
 def profile_table(store: ProfileStore, active: str | None) -> str:
     """``/profile list``: user and shipped profiles, ``*`` marking the active one."""
-    entries = store.list()
+    entries = store.entries()
     if not entries:
         return "No profiles yet: /profile save NAME saves the current setup."
     width = max(len(e.name) for e in entries)
@@ -326,7 +326,7 @@ def complete(
         if not space:
             return _words(head, sub, PROFILE_SUBCOMMANDS, trailing=" ")
         if sub.lower() in ("load", "save", "delete") and profiles is not None:
-            entries = [e for e in profiles.list() if sub.lower() != "delete" or e.source == "user"]
+            entries = [e for e in profiles.entries() if sub.lower() != "delete" or e.source == "user"]
             choices: dict[str, str] = {}
             for e in entries:  # user first, so a user profile's row wins over the shipped one it hides
                 choices.setdefault(e.name, f"{e.source}: {e.provider} · {e.model}" if e.provider else e.source)

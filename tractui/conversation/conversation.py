@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any, get_args
 
 from tractui.conversation.compaction.preflight import Preflight, trim_for_retry
@@ -30,7 +30,6 @@ from tractui.store.history import Commit, HistoryStore, Status
 
 FLUSH_INTERVAL = 0.25  # seconds; half the 0.5 s promise, so a write is never late
 AHEAD = 1024  # stream events read ahead of the consumer; beyond that the socket waits
-BeforeRequest = Callable[["Conversation"], Awaitable[None]]
 
 
 class _End:
@@ -150,27 +149,23 @@ class Conversation:
         self._provider = provider
         self._retired: list[Provider] = []  # replaced by a profile switch; closed in aclose()
         self.session_id: str | None = store.resolve_session(session_id) if session_id else None
-        self._before_hooks: list[BeforeRequest] = []
         self._producer: asyncio.Task[None] | None = None
         self._cancelled = False
         self._streaming_parent: str | None = None
         self._before_reply: tuple[tuple[str | None, str], list[Commit], list[Content]] | None = None
         self._counter = TokenCounter(config.model)
         self.assembler: MessageAssembler | None = None  # the reply streaming now, or the last one
-        self.last_commit: Commit | None = None  # the assistant commit of the last reply
 
     # -- sessions ----------------------------------------------------------
     def new_session(self) -> None:
         """Start afresh; the session is created with the first message, so no empty sessions pile up."""
         self.session_id = None
         self.assembler = None
-        self.last_commit = None
 
     def open_session(self, ref: str | None = None) -> str:
         """Switch to session ``ref`` (a unique id prefix; latest when empty)."""
         self.session_id = self.store.resolve_session(ref)
         self.assembler = None
-        self.last_commit = None
         return self.session_id
 
     def history(self) -> list[Commit]:
@@ -200,18 +195,6 @@ class Conversation:
             self._provider = None
             self._counter = TokenCounter(config.model)
         self.config, self.settings, self.profile_name = config, settings, name
-
-    def add_before_request(self, hook: BeforeRequest) -> None:
-        """Run ``hook(conversation)`` before each request (compaction plugs in here).
-
-        A hook that appends a commit (a summary) moves the head; the reply is then
-        written under the new head.
-        """
-        self._before_hooks.append(hook)
-
-    async def _before_request(self) -> None:
-        for hook in self._before_hooks:
-            await hook(self)
 
     async def aclose(self) -> None:
         """Close the providers' HTTP clients."""
@@ -301,11 +284,7 @@ class Conversation:
         if self.streaming:
             raise ConversationError("a reply is already streaming; cancel it first")
         session_id = self._session()
-        head = self.store.head(session_id)
-        await self._before_request()
-        if self.store.head(session_id) != head:  # a hook appended (a summary): the reply follows it
-            parent_id = self.store.head(session_id) or parent_id
-        # -- compaction pre-flight (tractui/compaction_gate.py): measure, compact at most once, refuse what cannot fit
+        # compaction pre-flight: measure, compact at most once, refuse what cannot fit
         preflight = Preflight(self, parent_id)
         async for event in preflight.run():
             yield event
@@ -323,7 +302,7 @@ class Conversation:
         provider = self.provider
         stamps = {"provider": config.provider, "model": config.model, "base_url": provider.base_url}
         stored = merge_commits(chain)  # the gauge counts the stored form; the reply will be one more message
-        basis = {
+        basis: dict[str, Any] | None = {
             "message_count": len(stored) + 1,
             "estimated_input": self._estimate(stored, system),
             "policy": thinking_policy(settings),
@@ -338,14 +317,15 @@ class Conversation:
         flusher = asyncio.create_task(self._flush_loop(writer, assembler))
         try:
             while True:
-                event = await queue.get()
+                item = await queue.get()
                 room.release()
-                if isinstance(event, _End):
+                if isinstance(item, _End):
                     if retry is None:
                         break
                     messages, retry, basis = retry, None, None  # a trimmed request is no basis for the gauge
                     self._producer = asyncio.create_task(self._pump(provider, messages, settings, system, queue, room))
                     continue
+                event = item
                 if (
                     isinstance(event, StreamError)
                     and event.kind == "context_length"
@@ -385,7 +365,6 @@ class Conversation:
         if assembler.response_model:
             metadata["response_model"] = assembler.response_model
         writer.flush(assembler, status=status, final=True, usage=assembler.usage, metadata=metadata)
-        self.last_commit = writer.assistant
 
     # -- the gauge ---------------------------------------------------------
     def _estimate(self, stored: list[Content], system: str | None) -> int:

@@ -86,46 +86,7 @@ def thinking_to_reasoning_field(content: Content) -> str | None:
     return "\n\n".join(texts) if texts else None
 
 
-def thinking_to_anthropic_blocks(content: Content, *, signed_only: bool = True) -> list[dict[str, Any]]:
-    """Anthropic ``thinking`` / ``redacted_thinking`` blocks, signatures kept.
-
-    Anthropic rejects thinking without its signature, so unsigned blocks
-    (another provider's thinking) are left out unless ``signed_only=False``.
-    Hidden blocks without Anthropic's opaque ``data`` are not Anthropic's and
-    are left out too.
-    """
-    out: list[dict[str, Any]] = []
-    for block in extract_thinking_blocks(content):
-        if block.is_hidden:
-            data = block.provider_metadata.get("data")
-            if isinstance(data, str):
-                out.append({"type": "redacted_thinking", "data": data})
-        elif block.signature or not signed_only:
-            out.append({"type": "thinking", "thinking": block.thought, "signature": block.signature or ""})
-    return out
-
-
-def thinking_to_gemini_parts(content: Content) -> list[dict[str, Any]]:
-    """Gemini ``thought`` parts with their ``thoughtSignature`` (signature-only parts kept)."""
-    out: list[dict[str, Any]] = []
-    for block in extract_thinking_blocks(content):
-        if block.is_hidden or not (block.thought or block.signature):
-            continue
-        part: dict[str, Any] = {"text": block.thought, "thought": True}
-        if block.signature:
-            part["thoughtSignature"] = block.signature
-        out.append(part)
-    return out
-
-
 def estimate_thinking_tokens(contents: Sequence[Content], counter: TokenCounter | None = None) -> int:
     """Visible thinking tokens in ``contents``, by the real tokenizer (hidden thinking counts 0)."""
     counter = counter or TokenCounter()
     return sum(counter.count_thinking(c) for c in contents)
-
-
-def effective_token_count(contents: Sequence[Content], settings: Settings, **options: Any) -> int:
-    """The gauge's one number (``tractui.core.gauge.measure_context``), for callers that need only it."""
-    from tractui.core.gauge import measure_context  # context builds on this module
-
-    return measure_context(contents, settings, **options).effective

@@ -41,8 +41,8 @@ class SettingSpec:
         if self.kind == "int":
             if self.minimum is not None and self.maximum is not None:
                 return f"an integer from {int(self.minimum)} to {int(self.maximum)}"
-            lo = "" if self.minimum is None else f" ≥ {int(self.minimum)}"
-            return f"an integer{lo} (8k, 1.5k and 0.5M accepted; K = 1024)"
+            floor = "" if self.minimum is None else f" ≥ {int(self.minimum)}"
+            return f"an integer{floor} (8k, 1.5k and 0.5M accepted; K = 1024)"
         if self.kind == "float":
             lo, hi = self.minimum, self.maximum
             if lo is not None and hi is not None:
@@ -219,7 +219,7 @@ def parse_value(spec: SettingSpec, raw: Any) -> Any:
             value = text if isinstance(text, int) and not isinstance(text, bool) else parse_int(str(text))
             return _bounded(spec, value)
         if spec.kind == "float":
-            if isinstance(text, bool):
+            if isinstance(text, (bool, list, tuple)):
                 raise ValueError
             number = float(text)
             if not math.isfinite(number):
@@ -327,13 +327,6 @@ class Settings:
         clone = Settings()
         clone._values = dict(self._values)
         return clone
-
-    def replace_all(self, values: dict[str, Any]) -> None:
-        """Swap in a validated set of changes at once (profile load)."""
-        fresh = Settings(values)
-        self._values = fresh._values
-        for spec in SPECS:
-            self._notify(spec.key)
 
     def subscribe(self, listener: Callable[[str], None]) -> None:
         self._listeners.append(listener)

@@ -6,9 +6,8 @@ in ``tractui/data/encodings/``, checked at load against the sha256 tiktoken
 expects, and built into ``tiktoken.Encoding``s with tiktoken's own patterns
 and special tokens, so counts equal tiktoken's.
 
-Loading an encoding takes a fraction of a second, so it is lazy: nothing is
-read at import; ``TokenCounter.warm()`` can be called from a worker thread at
-start-up. Messages are counted once: a per-message cache keyed by the
+Loading an encoding is slow next to a frame, so it is lazy: nothing is read
+at import, and the app counts its first tokens off the event loop. Messages are counted once: a per-message cache keyed by the
 message's text means a growing history is never re-tokenized.
 """
 
@@ -188,10 +187,6 @@ class TokenCounter:
         # only the messages added since (see ``totals``)
         self._seen: list[Content] = []
         self._cumulative: list[tuple[int, int]] = [(0, 0)]
-
-    def warm(self) -> None:
-        """Load the encoding now (call from a worker thread at start-up)."""
-        get_encoding(self.encoding_name)
 
     def count(self, text: str) -> int:
         if not text:

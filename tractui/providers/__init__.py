@@ -25,7 +25,7 @@ def make_provider(config: ProviderConfig, *, client: httpx.AsyncClient | None = 
     if target is None:
         raise UnknownProvider(f"unknown provider '{config.provider}': expected one of {', '.join(PROVIDERS)}")
     module_name, class_name = target.split(":")
-    cls = getattr(importlib.import_module(module_name), class_name)
+    cls: type[Provider] = getattr(importlib.import_module(module_name), class_name)
     return cls(config, client=client)
 
 

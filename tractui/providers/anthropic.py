@@ -302,7 +302,9 @@ class AnthropicProvider(Provider):
     def extra_headers(self, settings: Settings) -> dict[str, str]:
         return {"anthropic-beta": INTERLEAVED_BETA} if thinking_budget(settings) is not None else {}
 
-    def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
+    def build_request(
+        self, messages: list[Content], settings: Settings, *, system: str | None = None
+    ) -> dict[str, Any]:
         plan = plan_thinking(settings)
         converted, system_texts = build_messages(messages, self.config.model, settings)
         body: dict[str, Any] = {

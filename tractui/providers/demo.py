@@ -12,7 +12,8 @@ from __future__ import annotations
 import asyncio
 import re
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from typing import Any
 
 import httpx
 
@@ -77,14 +78,16 @@ class DemoProvider(Provider):
         self.pace = pace
         self._counter = TokenCounter(config.model)
 
-    def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
+    def build_request(
+        self, messages: list[Content], settings: Settings, *, system: str | None = None
+    ) -> dict[str, Any]:
         prompt = system or settings.view.system_prompt
         sent = [{"role": m.speaker, "content": m.text} for m in messages]
         return {"model": self.config.model, "messages": sent, **({"system": prompt} if prompt else {})}
 
     async def stream(
         self, messages: list[Content], settings: Settings, *, system: str | None = None
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         prompt = system or settings.view.system_prompt or ""
         thinking, answer = compose(messages)
         if not settings.view.reasoning_enabled:

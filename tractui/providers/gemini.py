@@ -273,31 +273,6 @@ class GeminiParser:
         return events
 
 
-class JsonArrayReader:
-    """Incremental reader for ``streamGenerateContent`` without ``alt=sse``: one JSON array, element by element."""
-
-    def __init__(self) -> None:
-        self._buffer = ""
-        self._decoder = json.JSONDecoder()
-
-    def feed(self, text: str) -> list[dict[str, Any]]:
-        self._buffer += text
-        out: list[dict[str, Any]] = []
-        while True:
-            stripped = self._buffer.lstrip(" \t\r\n[,]")
-            if not stripped:
-                self._buffer = ""
-                return out
-            try:
-                value, end = self._decoder.raw_decode(stripped)
-            except ValueError:
-                self._buffer = stripped
-                return out
-            self._buffer = stripped[end:]
-            if isinstance(value, dict):
-                out.append(value)
-
-
 # -- provider -----------------------------------------------------------------
 class GeminiProvider(Provider):
     """POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse."""
@@ -311,7 +286,9 @@ class GeminiProvider(Provider):
     def auth_headers(self, key: str | None) -> dict[str, str]:
         return {"x-goog-api-key": key} if key else {}
 
-    def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
+    def build_request(
+        self, messages: list[Content], settings: Settings, *, system: str | None = None
+    ) -> dict[str, Any]:
         contents, system_texts = build_contents(messages, self.config.model, settings)
         body: dict[str, Any] = {"contents": contents}
         prompt = system_text(system, settings, system_texts)

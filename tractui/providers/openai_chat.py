@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tractui.core.content import Content, TextBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.core.content import Content, SourceField, TextBlock, ToolCallBlock, ToolResultBlock, Usage
 from tractui.core.events import (
     RedactedThinking,
     StreamError,
@@ -113,7 +113,7 @@ class ChatCompletionsParser:
     def _delta(self, delta: dict[str, Any]) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         plain = delta.get("reasoning_content")
-        source = "reasoning_content"
+        source: SourceField = "reasoning_content"
         if not plain:
             plain = delta.get("reasoning")
             source = "reasoning"
@@ -198,7 +198,9 @@ class OpenAIChatProvider(Provider):
     def new_parser(self, settings: Settings) -> StreamParser:
         return ChatCompletionsParser(settings)
 
-    def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
+    def build_request(
+        self, messages: list[Content], settings: Settings, *, system: str | None = None
+    ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.config.model,
             "messages": self._messages(messages, settings, system),

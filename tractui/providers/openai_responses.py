@@ -269,7 +269,9 @@ class OpenAIResponsesProvider(Provider):
     def url(self, settings: Settings) -> str:
         return f"{self.base_url}/responses"
 
-    def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
+    def build_request(
+        self, messages: list[Content], settings: Settings, *, system: str | None = None
+    ) -> dict[str, Any]:
         items, system_texts = build_input(messages, self.config.model, settings)
         body: dict[str, Any] = {"model": self.config.model, "input": items, "stream": True, "store": False}
         prompt = system_text(system, settings, system_texts)

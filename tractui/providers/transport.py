@@ -17,7 +17,7 @@ import random
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any, ClassVar, Protocol
 
 import httpx
@@ -133,7 +133,9 @@ class Provider(ABC):
 
     # -- what a provider module supplies ------------------------------------
     @abstractmethod
-    def build_request(self, messages: list[Content], settings: Settings, *, system: str | None = None) -> dict:
+    def build_request(
+        self, messages: list[Content], settings: Settings, *, system: str | None = None
+    ) -> dict[str, Any]:
         """The JSON body for ``messages`` (already filtered by the reasoning policy)."""
 
     def url(self, settings: Settings) -> str:
@@ -192,7 +194,7 @@ class Provider(ABC):
 
     async def stream(
         self, messages: list[Content], settings: Settings, *, system: str | None = None
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         """Stream one reply as events; never raises (cancellation aside), closes the response on exit."""
         key, missing = self.api_key()
         if missing is not None:
@@ -229,13 +231,13 @@ class Provider(ABC):
 
     def _backoff(self, attempt: int) -> float:
         """Exponential backoff with jitter, so many clients don't retry in lockstep."""
-        ceiling = min(BACKOFF_CAP, self.backoff_base * 2 ** (attempt - 1))
+        ceiling = min(BACKOFF_CAP, self.backoff_base * 2.0 ** (attempt - 1))
         return ceiling * random.uniform(0.5, 1.0)
 
     async def _attempt(
         self,
         url: str,
-        body: dict,
+        body: dict[str, Any],
         headers: dict[str, str],
         timeout: httpx.Timeout,
         key: str | None,

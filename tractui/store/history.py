@@ -256,22 +256,14 @@ class HistoryStore:
             raise StoreError(f"no session '{ref}' in {self.path}")
         if len(rows) > 1:
             raise StoreError(f"session prefix '{ref}' is ambiguous; give more characters")
-        return rows[0][0]
-
-    def set_head(self, session_id: str, commit_id: str | None) -> None:
-        if commit_id is not None:
-            commit = self.get(commit_id)
-            if commit is None or commit.session_id != session_id:
-                raise StoreError(f"commit {commit_id} is not in session {session_id}")
-        self._write(
-            [("UPDATE sessions SET head = ?, updated_at = ? WHERE id = ?", (commit_id, time.time(), session_id))]
-        )
+        return str(rows[0][0])
 
     def head(self, session_id: str) -> str | None:
         row = self._conn.execute("SELECT head FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if row is None:
             raise StoreError(f"no session '{session_id}' in {self.path}")
-        return row[0]
+        head: str | None = row[0]
+        return head
 
     # -- commits -----------------------------------------------------------
     def append(
@@ -408,6 +400,7 @@ class HistoryStore:
         return _rows_to_commits(picked)
 
     def children(self, commit_id: str | None, session_id: str) -> list[Commit]:
+        params: tuple[str, ...]
         if commit_id is None:
             sql, params = "parent_id IS NULL AND session_id = ?", (session_id,)
         else:
@@ -421,26 +414,6 @@ class HistoryStore:
         if commit is None:
             raise StoreError(f"no commit '{commit_id}' in {self.path}")
         return self.children(commit.parent_id, commit.session_id)
-
-    def branches(self, session_id: str) -> list[str]:
-        """The tip (leaf) of every branch in the session, oldest first."""
-        rows = self._conn.execute(
-            """
-            SELECT id FROM commits c WHERE session_id = ?
-            AND NOT EXISTS (SELECT 1 FROM commits k WHERE k.parent_id = c.id)
-            ORDER BY id
-            """,
-            (session_id,),
-        ).fetchall()
-        return [r[0] for r in rows]
-
-    def delete_session(self, session_id: str) -> None:
-        self._write(
-            [
-                ("DELETE FROM commits WHERE session_id = ?", (session_id,)),
-                ("DELETE FROM sessions WHERE id = ?", (session_id,)),
-            ]
-        )
 
     # -- export / import ---------------------------------------------------
     def export_session(self, session_id: str) -> dict[str, Any]:
