@@ -41,14 +41,14 @@ def main() -> None:
     for size in SIZES:
         chunks = [text[i : i + size] for i in range(0, len(text), size)]
 
-        def extract() -> None:
+        def extract(chunks: list[str] = chunks) -> None:
             ex = ThinkTagExtractor()
             feed = ex.feed
             for chunk in chunks:
                 feed(chunk)
             ex.close()
 
-        def scan() -> None:
+        def scan(chunks: list[str] = chunks) -> None:
             hits = 0
             for chunk in chunks:
                 if chunk.find("<") >= 0:

@@ -67,13 +67,13 @@ def gauge(tokens: int, settings: Settings, updates: int = 1000) -> tuple[int, fl
     # a reply streams in: every update is a new partial Content one piece longer
     partial = ""
     start = time.perf_counter()
-    for i in range(updates):
+    for _ in range(updates):
         partial += "tok "
         reply = Content(speaker="ai", blocks=[ThinkingBlock(thought=partial)])
         measure_context([*messages, reply], settings, basis=basis, counter=counter)
     streaming = (time.perf_counter() - start) / updates
     start = time.perf_counter()
-    for i in range(updates):
+    for _ in range(updates):
         measure_context(messages, settings, counter=counter)  # no basis: pure estimate
     estimate = (time.perf_counter() - start) / updates
     return len(messages), new_message, streaming, estimate

@@ -49,13 +49,15 @@ small generated streams; other providers' generators belong beside it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
+import itertools
 import json
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 FIXTURES = Path(__file__).parent / "fixtures" / "providers"
@@ -93,7 +95,7 @@ class Reply:
 
 
 Handler = Callable[[Request], Reply | Awaitable[Reply]]
-Scripted = Union[Reply, Handler]
+Scripted = Reply | Handler
 
 
 def _bytes(source: bytes | str | Path) -> bytes:
@@ -250,10 +252,8 @@ class LoopbackServer:
             pass
         finally:
             writer.close()
-            try:
+            with contextlib.suppress(ConnectionError, asyncio.CancelledError):
                 await writer.wait_closed()
-            except (ConnectionError, asyncio.CancelledError):
-                pass
 
     async def _read_request(self, reader: asyncio.StreamReader) -> Request | None:
         try:
@@ -344,4 +344,4 @@ def _pieces(body: bytes, seed: int | None, max_chunk: int, marks: tuple[int | No
                 break
             cuts.add(pos)
     edges = [0, *sorted(cuts), len(body)]
-    return [body[a:b] for a, b in zip(edges, edges[1:], strict=False) if b > a]
+    return [body[a:b] for a, b in itertools.pairwise(edges) if b > a]

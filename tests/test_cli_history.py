@@ -84,20 +84,22 @@ def test_log_is_newest_first_with_tags_and_usage(data):
     sid = populate()
     code, out, _ = run("log", sid[:22])
     assert code == 0
-    lines = [l for l in out.splitlines() if l and not l.startswith("    ") and not l.startswith("session")]
-    kinds = [l.split()[3] for l in lines]
+    lines = [
+        line for line in out.splitlines() if line and not line.startswith("    ") and not line.startswith("session")
+    ]
+    kinds = [line.split()[3] for line in lines]
     assert kinds == ["[assistant]", "[user]", "[summary]", "[assistant]", "[reasoning]", "[user]"]
     assert "[interrupted]" in lines[0]
     assert "in 40 · out 120 (reasoning 80)" in lines[3]
-    assert all("[compacted]" in l for l in lines[3:]) and "[compacted]" not in lines[2]
+    assert all("[compacted]" in line for line in lines[3:]) and "[compacted]" not in lines[2]
     assert "\x1b[" not in out
 
 
 def test_log_dims_reasoning_on_a_terminal(data):
     populate()
-    code, out, _ = run("log", out=Tty())
-    reasoning = next(l for l in out.splitlines() if "[reasoning]" in l)
-    user = next(l for l in out.splitlines() if "[user]" in l and "[compacted]" not in l)
+    _code, out, _ = run("log", out=Tty())
+    reasoning = next(line for line in out.splitlines() if "[reasoning]" in line)
+    user = next(line for line in out.splitlines() if "[user]" in line and "[compacted]" not in line)
     assert reasoning.startswith("\x1b[2m") and not user.startswith("\x1b[")
 
 
@@ -137,7 +139,7 @@ def test_export_json_import_round_trip(data, tmp_path, monkeypatch):
 )
 def test_errors_are_one_line_exit_2(data, argv, needle):
     populate()
-    code, out, err = run(*argv)
+    code, _out, err = run(*argv)
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from tractui.conversation.compaction import plan, prompt
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 
@@ -38,7 +40,7 @@ def test_split_parts_respects_the_budget_and_covers_everything():
     sizes = [30, 30, 30, 90, 10, 10, 200, 5]
     parts = plan.split_parts(sizes, 100)
     assert parts[0][0] == 0 and parts[-1][1] == len(sizes)
-    assert all(a < b for a, b in parts) and all(p[1] == q[0] for p, q in zip(parts, parts[1:]))
+    assert all(a < b for a, b in parts) and all(p[1] == q[0] for p, q in itertools.pairwise(parts))
     for a, b in parts:
         assert sum(sizes[a:b]) <= 100 or b - a == 1  # an oversized item stands alone
     assert (6, 7) in parts

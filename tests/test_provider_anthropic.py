@@ -72,7 +72,7 @@ def check_blocks(content: Content, expected: list[dict[str, Any]]) -> None:
         assert tools[result["id_ref"]].provider_metadata["anthropic_result"]["type"] == result["type"]
     wanted = [e for e in expected if "id_ref" not in e]
     assert len(content.blocks) == len(wanted)
-    for block, want in zip(content.blocks, wanted):
+    for block, want in zip(content.blocks, wanted, strict=True):
         if want["type"] == "thinking":
             assert isinstance(block, ThinkingBlock) and not block.is_hidden
             assert block.thought == want["thinking"] and block.source_field == "thinking"
@@ -256,7 +256,7 @@ def expected_assistant(include: bool, fmt: str, strip: str) -> list[list[dict[st
     elif keep_first:
         first = [{"type": "text", "text": "<thinking>\nt1\n</thinking>"}]
     last = [{"type": "text", "text": "<thinking>\nk2\n</thinking>"}] if keep_last else []
-    return [first + [{"type": "text", "text": "a1"}], last + [{"type": "text", "text": "a2"}]]
+    return [[*first, {"type": "text", "text": "a1"}], [*last, {"type": "text", "text": "a2"}]]
 
 
 @pytest.mark.parametrize(("include", "fmt", "strip"), COMBOS)

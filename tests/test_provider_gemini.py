@@ -46,7 +46,7 @@ def check(assembler: MessageAssembler, meta: dict[str, Any]) -> None:
     assert all(b.source_field == "thought" for b in content.thinking)
     calls = [c for c in meta.get("expected_function_calls", []) if c.get("name")]
     assert [c.name for c in content.tool_calls] == [c["name"] for c in calls]
-    for block, call in zip(content.tool_calls, calls):
+    for block, call in zip(content.tool_calls, calls, strict=True):
         if "args" in call:
             assert json.loads(block.arguments) == call["args"]
 
@@ -143,7 +143,7 @@ async def test_error_chunk_mid_stream_and_http_429_retry(loopback: LoopbackServe
         )
     )
     loopback.add(sse(encode_sse([partial, failure], done=False), seed=4))
-    events, assembler = await collect(make(loopback, "gemini", MODEL), settings(retries=2))
+    _events, assembler = await collect(make(loopback, "gemini", MODEL), settings(retries=2))
     assert len(loopback.requests) == 2
     assert assembler.text == "Half an"
     assert (

@@ -79,7 +79,7 @@ def test_filter_policies(policy, expected):
 
 
 def test_all_but_last_when_the_history_ends_with_a_question():
-    contents = history() + [Content.human("q3")]
+    contents = [*history(), Content.human("q3")]
     assert thoughts(filter_thinking_for_context(contents, "allButLast"))[1:4] == [[], [], ["t2a"]]
     assert last_turn_range(contents) == range(3, 7)
     assert last_turn_range([Content.human("only")]) == range(0)

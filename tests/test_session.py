@@ -283,7 +283,7 @@ async def test_api_key_never_reaches_the_store(store, config, loopback, tmp_path
     await collect(conv.send("q"))
     await collect(conv.send("again"))
     assert loopback.requests[0].headers["authorization"] == f"Bearer {SECRET}"
-    from tractui.cli.history import export_markdown
+    from tractui.store.export import export_markdown
 
     exported = json.dumps(store.export_session(conv.session_id)) + export_markdown(store, conv.session_id)
     assert "fine" in exported and SECRET not in exported

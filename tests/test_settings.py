@@ -216,7 +216,7 @@ def test_toml_native_values_are_accepted_and_wrong_types_refused():
     assert settings.get("timeout") == 30.0
     with pytest.raises(SettingError, match="system-prompt"):
         settings.set("system-prompt", 5)
-    with pytest.raises(SettingError, match="reasoning.tags"):
+    with pytest.raises(SettingError, match=r"reasoning\.tags"):
         settings.set("reasoning.tags", "not a tag!")
 
 

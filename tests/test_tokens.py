@@ -123,7 +123,7 @@ def test_a_tampered_encoding_file_is_refused(monkeypatch, tmp_path):
         f.write(b"IQ== 999999\n")
     monkeypatch.setattr(tokens, "ENCODINGS_DIR", bad)
     tokens.clear_cache()
-    with pytest.raises(ValueError, match="[Hh]ash"):
+    with pytest.raises(ValueError, match=r"[Hh]ash"):
         get_encoding("cl100k_base")
     monkeypatch.undo()
     tokens.clear_cache()
@@ -228,7 +228,7 @@ def test_growing_history_only_counts_new_messages():
     assert body == expected[0] + counter.count_content(history[-1])
     assert calls == ["one more"]
     # a different history with the same prefix objects reuses the prefix
-    other = history[:10] + [Content.human("branch")]
+    other = [*history[:10], Content.human("branch")]
     assert counter.totals(other)[0] == sum(counter.count_content(c) for c in other)
     assert counter.totals(history, 5) == (sum(counter.count_content(c) for c in history[:5]), 0)
 

@@ -65,7 +65,7 @@ def test_two_writers_at_once(tmp_path):
         for name in ("A", "B"):
             assert [t for t in texts if t.startswith(name)] == [f"{name} {i}" for i in range(PER_PROCESS)]
         assert {c.id for c in store.commits(shared)} == {c.id for c in chain}
-        for own, name in zip(own_ids, ("A", "B")):
+        for own, name in zip(own_ids, ("A", "B"), strict=True):
             mine = store.chain(own)
             assert [c.content.text for c in mine] == [f"{name} own {i}" for i in range(PER_PROCESS)]
             assert all(c.status == "complete" for c in mine)

@@ -74,7 +74,7 @@ async def test_escape_cancels_and_keeps_what_arrived(tmp_path, loopback):
 
 
 def _error_text(app) -> str:
-    return str([s for s in app.query(StatusLine) if s.kind == "error"][0].render())
+    return str(next(s for s in app.query(StatusLine) if s.kind == "error").render())
 
 
 async def test_errors_show_inline_and_keep_their_http_status_when_resumed(tmp_path, loopback):
@@ -122,7 +122,7 @@ async def test_retry_countdown_is_live_then_replaced_by_the_answer(tmp_path, loo
     async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, "hello")
         await wait_for(pilot, lambda: any(s.kind == "retry" for s in app.query(StatusLine)))
-        line = [s for s in app.query(StatusLine) if s.kind == "retry"][0]
+        line = next(s for s in app.query(StatusLine) if s.kind == "retry")
         assert "retrying in 1s (attempt 1/" in str(line.render())
         await settle(pilot)
         assert not [s for s in app.query(StatusLine) if s.kind == "retry"]

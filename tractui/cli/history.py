@@ -9,14 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from tractui.config.paths import history_path
-from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from tractui.errors import StoreError, UsageError
 from tractui.store.compile import compacted_ids
+from tractui.store.export import FORMATS, ExportFormat, export_text, format_time, usage_text
 from tractui.store.history import Commit, HistoryStore
 
 DIM, RESET = "\x1b[2m", "\x1b[0m"
@@ -35,26 +35,11 @@ def _parser() -> argparse.ArgumentParser:
     log.add_argument("session", nargs="?", help="session id or unique prefix (default: latest)")
     export = sub.add_parser("export", help="write a session as markdown or lossless JSON")
     export.add_argument("session", nargs="?", help="session id or unique prefix (default: latest)")
-    export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument("--format", choices=FORMATS, default="md")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     imp = sub.add_parser("import", help="load a session exported as JSON")
     imp.add_argument("file", metavar="FILE")
     return parser
-
-
-def _when(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
-
-
-def _usage_text(usage: Usage | None) -> str:
-    if usage is None:
-        return ""
-    text = f"in {usage.input_tokens:,} · out {usage.output_tokens:,}"
-    if usage.reasoning_tokens:
-        text += f" (reasoning {usage.reasoning_tokens:,})"
-    if usage.cached_input_tokens:
-        text += f" · cached {usage.cached_input_tokens:,}"
-    return text
 
 
 def _preview(content: Content, width: int = 100) -> str:
@@ -80,7 +65,7 @@ def cmd_sessions(store: HistoryStore, out: TextIO) -> int:
     out.write(f"{'ID':<26}  {'UPDATED':<16}  {'MSGS':>4}  {'MODEL':<24}  TITLE\n")
     for s in sessions:
         out.write(
-            f"{s.id:<26}  {_when(s.updated_at):<16}  {s.message_count:>4}  {(s.model or '-')[:24]:<24}  {s.title or '(untitled)'}\n"
+            f"{s.id:<26}  {format_time(s.updated_at):<16}  {s.message_count:>4}  {(s.model or '-')[:24]:<24}  {s.title or '(untitled)'}\n"
         )
     return 0
 
@@ -91,11 +76,11 @@ def format_log_line(commit: Commit, *, compacted: bool, tty: bool) -> str:
         tags.append(f"[{commit.status}]")
     if compacted:
         tags.append("[compacted]")
-    head = f"{commit.id}  {_when(commit.created_at)}  {' '.join(tags)}"
+    head = f"{commit.id}  {format_time(commit.created_at)}  {' '.join(tags)}"
     if commit.model:
         head += f"  {commit.provider}/{commit.model}" if commit.provider else f"  {commit.model}"
     if commit.usage:
-        head += f"  {_usage_text(commit.usage)}"
+        head += f"  {usage_text(commit.usage)}"
     if "error" in commit.metadata:
         head += f"  error: {commit.metadata['error'].get('message', '')}"
     body = f"    {_preview(commit.content)}"
@@ -116,77 +101,8 @@ def cmd_log(store: HistoryStore, ref: str | None, out: TextIO, tty: bool) -> int
     return 0
 
 
-def _quote(text: str) -> str:
-    return "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))
-
-
-def _md_blocks(content: Content) -> list[str]:
-    parts: list[str] = []
-    for block in content.blocks:
-        if isinstance(block, TextBlock):
-            parts.append(block.text)
-        elif isinstance(block, ThinkingBlock):
-            body = "_(redacted thinking, kept opaque)_" if block.is_hidden else _quote(block.thought)
-            parts.append(f"<details>\n<summary>Thinking ({block.source_field})</summary>\n\n{body}\n\n</details>")
-        elif isinstance(block, ToolCallBlock):
-            parts.append(f"**Tool call** `{block.name}` (`{block.id}`)\n\n```json\n{block.arguments}\n```")
-        elif isinstance(block, ToolResultBlock):
-            parts.append(
-                f"**Tool result** (`{block.tool_call_id}`{', error' if block.is_error else ''})\n\n```\n{block.content}\n```"
-            )
-    return parts
-
-
-_HEADINGS = {
-    "user": "You",
-    "assistant": "Assistant",
-    "reasoning": "Assistant",
-    "tool": "Tool",
-    "system": "System",
-    "summary": "Summary",
-}
-
-
-def export_markdown(store: HistoryStore, session_id: str) -> str:
-    """The current branch as readable markdown; thinking in a marked <details> block."""
-    info = store.session(session_id)
-    chain = store.chain(session_id)
-    compacted = compacted_ids(chain)
-    lines = [
-        f"# {info.title if info and info.title else 'Untitled session'}",
-        "",
-        f"Session `{session_id}` · {_when(info.created_at) if info else ''}",
-        "",
-    ]
-    previous_kind: str | None = None
-    previous_status: str | None = None
-    for commit in chain:
-        heading: str | None = _HEADINGS[commit.kind]
-        if commit.kind == "assistant" and previous_kind == "reasoning":
-            heading = None  # the reasoning commit already opened this reply
-        if heading:
-            label = heading
-            if commit.kind in ("assistant", "reasoning") and commit.model:
-                label += f" ({commit.model})"
-            if commit.id in compacted:
-                label += " — compacted"
-            lines += [f"## {label}", ""]
-        if commit.status != "complete" and not (heading is None and commit.status == previous_status):
-            lines += [f"_({commit.status})_", ""]  # once per reply, not again for its answer
-        for part in _md_blocks(commit.content):
-            lines += [part, ""]
-        if commit.kind == "assistant" and commit.usage:
-            lines += [f"<sub>{_usage_text(commit.usage)}</sub>", ""]
-        previous_kind, previous_status = commit.kind, commit.status
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def cmd_export(store: HistoryStore, ref: str | None, fmt: str, output: str | None, out: TextIO) -> int:
-    session_id = store.resolve_session(ref)
-    if fmt == "json":
-        text = json.dumps(store.export_session(session_id), ensure_ascii=False, indent=1) + "\n"
-    else:
-        text = export_markdown(store, session_id)
+def cmd_export(store: HistoryStore, ref: str | None, fmt: ExportFormat, output: str | None, out: TextIO) -> int:
+    text = export_text(store, store.resolve_session(ref), fmt)
     if output is None:
         out.write(text)
         return 0

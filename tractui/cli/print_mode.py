@@ -168,7 +168,7 @@ def run_print(args: argparse.Namespace, *, out: TextIO | None = None, err: TextI
             provider=unpaced,
         )
         try:
-            conv.provider  # an unknown provider is bad usage, found before anything is written
+            _ = conv.provider  # an unknown provider is bad usage, found before anything is written
         except UserError as exc:
             err.write(f"tractui: {exc}\n")
             return EXIT_USAGE

@@ -342,7 +342,7 @@ def complete(
 def _complete_set(head: str, rest: str, settings: Settings | None) -> list[Completion]:
     key, space, value = rest.partition(" ")
     if not space:
-        keys = tuple((s.key, s.help) for s in SPECS) + (("unset", "restore a key's default"),)
+        keys = (*((s.key, s.help) for s in SPECS), ("unset", "restore a key's default"))
         found = _words(head, key, keys, trailing=" ")
         if not found and key:  # "includeIn" finds reasoning.includeInContext too
             found = [Completion(f"{head}{k} ", h, k) for k, h in keys if key.lower() in k.lower()]

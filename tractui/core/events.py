@@ -8,7 +8,7 @@ created thousands of times a second on the streaming hot path.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeAlias
 
 from tractui.core.content import SourceField, Usage
 
@@ -142,19 +142,19 @@ class Done:
     response_model: str | None = None
 
 
-StreamEvent = Union[
-    ThinkingDelta,
-    TextDelta,
-    ReclassifyAsThinking,
-    ThinkingEnd,
-    ThinkingSignature,
-    RedactedThinking,
-    ToolCallDelta,
-    UsageEvent,
-    RetryWait,
-    Notice,
-    StreamError,
-    Done,
-]
+StreamEvent: TypeAlias = (
+    ThinkingDelta
+    | TextDelta
+    | ReclassifyAsThinking
+    | ThinkingEnd
+    | ThinkingSignature
+    | RedactedThinking
+    | ToolCallDelta
+    | UsageEvent
+    | RetryWait
+    | Notice
+    | StreamError
+    | Done
+)
 
-ExtractorEvent = Union[ThinkingDelta, TextDelta, ReclassifyAsThinking, ThinkingEnd]
+ExtractorEvent: TypeAlias = ThinkingDelta | TextDelta | ReclassifyAsThinking | ThinkingEnd

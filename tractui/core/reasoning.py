@@ -8,7 +8,7 @@ new objects, unchanged ones are passed through as they are.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from tractui.core.content import Content, ThinkingBlock
 from tractui.core.settings import Settings

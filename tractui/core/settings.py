@@ -195,7 +195,7 @@ def parse_int(text: str) -> int:
     value = number * (KILO if unit == "k" else KILO * KILO if unit == "m" else 1)
     if not unit and not float(value).is_integer():
         raise ValueError(text)
-    return int(round(value))
+    return round(value)
 
 
 def parse_value(spec: SettingSpec, raw: Any) -> Any:

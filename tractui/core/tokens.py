@@ -95,7 +95,7 @@ def _load_ranks(name: str, sha256: str) -> dict[bytes, int]:
             f"Hash mismatch for the shipped encoding {name}.tiktoken (expected {sha256}): the package is damaged"
         )
     fields = data.split()
-    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2])))
+    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
 
 
 def get_encoding(name: str) -> tiktoken.Encoding:

@@ -108,13 +108,10 @@ def _assistant_blocks(content: Content, native_ok: bool, settings: Settings) -> 
                     out.append({"type": "thinking", "thinking": block.thought, "signature": block.signature})
             elif route == "text":
                 out.append({"type": "text", "text": thinking_as_text(block)})
-        elif isinstance(block, ToolCallBlock):
-            # server tools (web search, code execution, MCP) ran on Anthropic's side: their calls
-            # and results stay in our history but are not replayed
-            if block.provider_metadata.get("anthropic_type", _TOOL_USE) == _TOOL_USE:
-                out.append(
-                    {"type": "tool_use", "id": block.id, "name": block.name, "input": _tool_input(block.arguments)}
-                )
+        # server tools (web search, code execution, MCP) ran on Anthropic's side: their calls
+        # and results stay in our history but are not replayed
+        elif isinstance(block, ToolCallBlock) and block.provider_metadata.get("anthropic_type", _TOOL_USE) == _TOOL_USE:
+            out.append({"type": "tool_use", "id": block.id, "name": block.name, "input": _tool_input(block.arguments)})
     return out
 
 

@@ -52,7 +52,7 @@ def _covering(commits: Sequence[Commit]) -> tuple[list[Commit | None], set[str]]
 def compacted_ids(commits: Sequence[Commit]) -> set[str]:
     """Ids of commits a summary stands in for (shown as compacted; never deleted)."""
     cover, _ = _covering(commits)
-    return {c.id for c, s in zip(commits, cover) if s is not None}
+    return {c.id for c, s in zip(commits, cover, strict=True) if s is not None}
 
 
 def effective_commits(commits: Sequence[Commit]) -> list[Commit]:
@@ -62,7 +62,7 @@ def effective_commits(commits: Sequence[Commit]) -> list[Commit]:
     cover, placed = _covering(commits)
     out: list[Commit] = []
     emitted: set[str] = set()
-    for commit, summary in zip(commits, cover):
+    for commit, summary in zip(commits, cover, strict=True):
         if summary is not None:
             if summary.id not in emitted:
                 out.append(summary)

@@ -145,7 +145,7 @@ def _rows_to_commits(rows: list[tuple[Any, ...]]) -> list[Commit]:
                 status=r[10],
                 metadata=json.loads(r[11]) if r[11] != "{}" else {},
             )
-            for r, content, usage in zip(rows, contents, usages)
+            for r, content, usage in zip(rows, contents, usages, strict=True)
         ]
 
 

@@ -5,7 +5,6 @@ out the actions that need the screen or the conversation.
 
 from __future__ import annotations
 
-import json
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -138,7 +137,7 @@ class CommandHost:
         await self.app.note(f"Copied the last answer ({len(text)} characters).")
 
     async def _do_export(self, args: str) -> None:
-        from tractui.cli.history import export_markdown
+        from tractui.store.export import FORMATS, export_text
 
         conversation = self.app.conversation
         if conversation.session_id is None:
@@ -146,7 +145,7 @@ class CommandHost:
             return
         words = args.split(maxsplit=1)
         fmt = words[0].lower() if words else "md"
-        if fmt not in ("md", "json"):
+        if fmt not in FORMATS:
             await self.app.note(f"unknown export format '{fmt}': md or json", error=True)
             return
         if len(words) > 1:
@@ -155,13 +154,9 @@ class CommandHost:
             folder = data_dir() / "exports"
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             path = folder / f"tractui-{conversation.session_id.lower()}.{fmt}"
-        if fmt == "json":
-            text = (
-                json.dumps(conversation.store.export_session(conversation.session_id), ensure_ascii=False, indent=1)
-                + "\n"
-            )
-        else:
-            text = sanitize(export_markdown(conversation.store, conversation.session_id))
+        text = export_text(conversation.store, conversation.session_id, fmt)
+        if fmt == "md":
+            text = sanitize(text)
         try:
             path.write_text(text, encoding="utf-8")
         except OSError as exc:

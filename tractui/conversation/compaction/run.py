@@ -16,7 +16,7 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal, TypeAlias
 
 from tractui.conversation.compaction import plan, prompt
 from tractui.core.assemble import MessageAssembler
@@ -62,7 +62,7 @@ class CompactionResult:
     automatic: bool = False
 
 
-CompactionEvent = Union[CompactionProgress, CompactionResult]
+CompactionEvent: TypeAlias = CompactionProgress | CompactionResult
 
 
 @dataclass

@@ -1,0 +1,105 @@
+"""A session as text: Markdown to read, or lossless JSON to import again.
+
+The one place both the ``tractui export`` command and the app's ``/export``
+turn a session into a file.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Literal
+
+from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.store.compile import compacted_ids
+from tractui.store.history import HistoryStore
+
+ExportFormat = Literal["md", "json"]
+FORMATS: tuple[ExportFormat, ...] = ("md", "json")
+
+
+def export_text(store: HistoryStore, session_id: str, fmt: ExportFormat) -> str:
+    """The session in ``fmt``: JSON keeps every branch, Markdown the current one."""
+    if fmt == "json":
+        return json.dumps(store.export_session(session_id), ensure_ascii=False, indent=1) + "\n"
+    return export_markdown(store, session_id)
+
+
+def format_time(ts: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def usage_text(usage: Usage | None) -> str:
+    if usage is None:
+        return ""
+    text = f"in {usage.input_tokens:,} · out {usage.output_tokens:,}"
+    if usage.reasoning_tokens:
+        text += f" (reasoning {usage.reasoning_tokens:,})"
+    if usage.cached_input_tokens:
+        text += f" · cached {usage.cached_input_tokens:,}"
+    return text
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))
+
+
+def _md_blocks(content: Content) -> list[str]:
+    parts: list[str] = []
+    for block in content.blocks:
+        if isinstance(block, TextBlock):
+            parts.append(block.text)
+        elif isinstance(block, ThinkingBlock):
+            body = "_(redacted thinking, kept opaque)_" if block.is_hidden else _quote(block.thought)
+            parts.append(f"<details>\n<summary>Thinking ({block.source_field})</summary>\n\n{body}\n\n</details>")
+        elif isinstance(block, ToolCallBlock):
+            parts.append(f"**Tool call** `{block.name}` (`{block.id}`)\n\n```json\n{block.arguments}\n```")
+        elif isinstance(block, ToolResultBlock):
+            parts.append(
+                f"**Tool result** (`{block.tool_call_id}`{', error' if block.is_error else ''})\n\n```\n{block.content}\n```"
+            )
+    return parts
+
+
+_HEADINGS = {
+    "user": "You",
+    "assistant": "Assistant",
+    "reasoning": "Assistant",
+    "tool": "Tool",
+    "system": "System",
+    "summary": "Summary",
+}
+
+
+def export_markdown(store: HistoryStore, session_id: str) -> str:
+    """The current branch as readable markdown; thinking in a marked <details> block."""
+    info = store.session(session_id)
+    chain = store.chain(session_id)
+    compacted = compacted_ids(chain)
+    lines = [
+        f"# {info.title if info and info.title else 'Untitled session'}",
+        "",
+        f"Session `{session_id}` · {format_time(info.created_at) if info else ''}",
+        "",
+    ]
+    previous_kind: str | None = None
+    previous_status: str | None = None
+    for commit in chain:
+        heading: str | None = _HEADINGS[commit.kind]
+        if commit.kind == "assistant" and previous_kind == "reasoning":
+            heading = None  # the reasoning commit already opened this reply
+        if heading:
+            label = heading
+            if commit.kind in ("assistant", "reasoning") and commit.model:
+                label += f" ({commit.model})"
+            if commit.id in compacted:
+                label += " — compacted"
+            lines += [f"## {label}", ""]
+        if commit.status != "complete" and not (heading is None and commit.status == previous_status):
+            lines += [f"_({commit.status})_", ""]  # once per reply, not again for its answer
+        for part in _md_blocks(commit.content):
+            lines += [part, ""]
+        if commit.kind == "assistant" and commit.usage:
+            lines += [f"<sub>{usage_text(commit.usage)}</sub>", ""]
+        previous_kind, previous_status = commit.kind, commit.status
+    return "\n".join(lines).rstrip() + "\n"
