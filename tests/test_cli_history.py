@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from tractui.cli.history import run_history_command
 from tractui.cli.main import main
 from tractui.config.paths import history_path
 from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage
@@ -30,7 +29,7 @@ def data(tmp_path, monkeypatch):
 def run(*argv: str, out: io.StringIO | None = None) -> tuple[int, str, str]:
     out = out or io.StringIO()
     err = io.StringIO()
-    code = run_history_command(list(argv), out=out, err=err)
+    code = main(list(argv), out=out, err=err)
     return code, out.getvalue(), err.getvalue()
 
 

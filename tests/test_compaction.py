@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from loopback import LoopbackServer, Reply, encode_sse, error, sse
 
-from tractui.cli.history import run_history_command
+from tractui.cli.main import main
 from tractui.config.profiles import ProfileStore
 from tractui.conversation.compaction import prompt
 from tractui.conversation.compaction.preflight import compact_conversation
@@ -224,7 +224,7 @@ async def test_compiled_context_after_compaction_is_summary_plus_recent_turns(st
     hidden = compacted_ids(chain)
     assert len(hidden) == 10 and all(store.get(i) is not None for i in hidden)
     log = io.StringIO()
-    assert run_history_command(["log", conv.session_id], out=log) == 0
+    assert main(["log", conv.session_id], out=log) == 0
     assert log.getvalue().count("[compacted]") == 10 and "summary" in log.getvalue()
     await say(conv, "next question")
     sent = model.chat[-1]["messages"]

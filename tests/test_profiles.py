@@ -8,17 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tractui.config.app_config import AppConfig, load_app_config, save_app_config, update_app_config
+from tractui.config.files import write_private
 from tractui.config.paths import shipped_dir
-from tractui.config.profiles import (
-    AppConfig,
-    Profile,
-    ProfileStore,
-    load_app_config,
-    looks_like_key,
-    save_app_config,
-    update_app_config,
-    write_private,
-)
+from tractui.config.profiles import Profile, ProfileStore, looks_like_key
 from tractui.core.settings import Settings
 from tractui.errors import ProfileError
 from tractui.providers.transport import ProviderConfig

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tractui.cli.main import build_parser
-from tractui.config.profiles import AppConfig, save_app_config
+from tractui.cli.main import parse_options
+from tractui.config.app_config import AppConfig, save_app_config
 from tractui.config.startup import DEMO, DEMO_NOTICE, resolve_startup
 from tractui.errors import ProfileError, SettingError, StartupError
 from tractui.providers.transport import ProviderConfig
@@ -21,7 +21,7 @@ def config_dir(tmp_path, monkeypatch):
 
 
 def resolve(*argv: str):
-    return resolve_startup(build_parser().parse_args(list(argv)))
+    return resolve_startup(parse_options(list(argv)))
 
 
 def test_nothing_configured_runs_the_demo_with_a_notice():

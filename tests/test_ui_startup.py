@@ -102,7 +102,6 @@ async def test_a_session_resumed_from_the_command_line_takes_its_profile_unless_
     ],
 )
 def test_a_resumed_session_keeps_what_the_command_line_chose(argv, chose):
-    from tractui.cli.main import build_parser
-    from tractui.ui.launch import chose_setup
+    from tractui.cli.main import parse_options
 
-    assert chose_setup(build_parser().parse_args(argv)) is chose
+    assert parse_options(argv).chose_setup is chose

@@ -8,38 +8,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, TextIO
 
 from tractui.config.paths import history_path
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from tractui.errors import StoreError, UsageError
 from tractui.store.compile import compacted_ids
-from tractui.store.export import FORMATS, ExportFormat, export_text, format_time, usage_text
+from tractui.store.export import ExportFormat, export_text, format_time, usage_text
 from tractui.store.history import Commit, HistoryStore
 
 DIM, RESET = "\x1b[2m", "\x1b[0m"
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="tractui")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    sub.add_parser("sessions", help="list sessions, newest first")
-    log = sub.add_parser("log", help="the commit chain of a session, newest first")
-    log.add_argument("session", nargs="?", help="session id or unique prefix (default: latest)")
-    export = sub.add_parser("export", help="write a session as markdown or lossless JSON")
-    export.add_argument("session", nargs="?", help="session id or unique prefix (default: latest)")
-    export.add_argument("--format", choices=FORMATS, default="md")
-    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
-    imp = sub.add_parser("import", help="load a session exported as JSON")
-    imp.add_argument("file", metavar="FILE")
-    return parser
 
 
 def _preview(content: Content, width: int = 100) -> str:
@@ -127,11 +106,9 @@ def cmd_import(store: HistoryStore, file: str, out: TextIO) -> int:
     return 0
 
 
-def run_history_command(argv: list[str], *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    err = err or sys.stderr
+def run_history_command(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
+    """Run the history command ``args`` names (parsed by ``tractui.cli.main``)."""
     try:
-        args = _parser().parse_args(argv)
         with HistoryStore(history_path()) as store:
             if args.command == "sessions":
                 return cmd_sessions(store, out)

@@ -1,17 +1,28 @@
-"""The ``tractui`` entry point: the app, print mode (``-p``) and history commands.
+"""The ``tractui`` entry point: one argparse parser for the app, print mode (``-p``)
+and the history commands (``sessions``, ``log``, ``export``, ``import``).
 
-Argument parsing lives here; each mode is a module of its own, imported only
-when used so ``tractui --version`` stays instant.
+Each mode is a module of its own, imported only when used, so ``tractui
+--version`` stays instant and the app's first frame pays for nothing else.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn, TextIO
 
 from tractui import __version__
+from tractui.config.options import CliOptions
+from tractui.errors import UsageError
 
-HISTORY_COMMANDS = ("sessions", "log", "export", "import")
+EXIT_USAGE = 2
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """A history command used wrongly is one line on stderr, like every other error of theirs."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,24 +48,66 @@ def build_parser() -> argparse.ArgumentParser:
         "--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="a setting (repeatable)"
     )
     parser.add_argument("--json", action="store_true", help="print mode: one JSON object at the end")
+
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineParser)
+    sub.add_parser("sessions", help="list sessions, newest first")
+    log = sub.add_parser("log", help="the commit chain of a session, newest first")
+    log.add_argument("session", nargs="?", help="session id or unique prefix (default: latest)")
+    export = sub.add_parser("export", help="write a session as markdown or lossless JSON")
+    export.add_argument("session", nargs="?", help="session id or unique prefix (default: latest)")
+    export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    imp = sub.add_parser("import", help="load a session exported as JSON")
+    imp.add_argument("file", metavar="FILE")
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list and args_list[0] in HISTORY_COMMANDS:
+def options_from(args: argparse.Namespace) -> CliOptions:
+    """The typed record of what the command line chose; the one reader of the parser's names."""
+    return CliOptions(
+        prompt=args.prompt,
+        continue_=args.continue_,
+        resume=args.resume,
+        profile=args.profile,
+        provider=args.provider,
+        model=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        sets=tuple(args.sets),
+        json=args.json,
+    )
+
+
+def parse_options(argv: list[str]) -> CliOptions:
+    """``argv`` (without the program name) as options for the app or print mode."""
+    return options_from(build_parser().parse_args(argv))
+
+
+def main(argv: list[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    err = err or sys.stderr
+    parser = build_parser()
+    try:
+        args, extra = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+        if extra and args.command is not None:
+            raise UsageError(f"tractui {args.command}: unrecognized arguments: {' '.join(extra)}")
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    except UsageError as exc:
+        err.write(f"tractui: {exc}\n")
+        return EXIT_USAGE
+    if args.command is not None:
         from tractui.cli.history import run_history_command
 
-        return run_history_command(args_list)
-    parser = build_parser()
-    args = parser.parse_args(args_list)
-    if args.prompt is not None:
+        return run_history_command(args, out=out, err=err)
+    options = options_from(args)
+    if options.prompt is not None:
         from tractui.cli.print_mode import run_print
 
-        return run_print(args)
+        return run_print(options, out=out, err=err)
     from tractui.ui.launch import run_app
 
-    return run_app(args)
+    return run_app(options)
 
 
 if __name__ == "__main__":

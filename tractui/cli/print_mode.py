@@ -7,13 +7,13 @@ The reply is written to the same history as the app, so ``-c`` continues it.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from tractui.config.options import CliOptions
 from tractui.config.paths import history_path
 from tractui.config.startup import resolve_startup
 from tractui.conversation.conversation import Conversation
@@ -138,15 +138,15 @@ async def _stream(conv: Conversation, prompt: str, printer: _Printer, outcome: _
         printer.end()
 
 
-def run_print(args: argparse.Namespace, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+def run_print(options: CliOptions, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     out = out or sys.stdout
     err = err or sys.stderr
-    prompt = args.prompt or ""
+    prompt = options.prompt or ""
     if not prompt.strip():
         err.write("tractui: -p needs a prompt\n")
         return EXIT_USAGE
     try:
-        startup = resolve_startup(args)
+        startup = resolve_startup(options)
     except UserError as exc:
         err.write(f"tractui: {exc}\n")
         return EXIT_USAGE
@@ -156,9 +156,9 @@ def run_print(args: argparse.Namespace, *, out: TextIO | None = None, err: TextI
         err.write(f"tractui: {exc}\n")
         return EXIT_PROVIDER
     with store:
-        session_id = store.latest_session() if args.continue_ else None
+        session_id = store.latest_session() if options.continue_ else None
         # --json prints once at the end: pacing the demo's words would only make the caller wait
-        unpaced = DemoProvider(startup.config, pace=0) if args.json and startup.config.provider == "demo" else None
+        unpaced = DemoProvider(startup.config, pace=0) if options.json and startup.config.provider == "demo" else None
         conv = Conversation(
             store,
             startup.settings,
@@ -172,15 +172,17 @@ def run_print(args: argparse.Namespace, *, out: TextIO | None = None, err: TextI
         except UserError as exc:
             err.write(f"tractui: {exc}\n")
             return EXIT_USAGE
-        printer = _Printer(out, err, show_thinking=startup.settings.view.reasoning_include_in_response, quiet=args.json)
-        if args.continue_ and session_id is None:
+        printer = _Printer(
+            out, err, show_thinking=startup.settings.view.reasoning_include_in_response, quiet=options.json
+        )
+        if options.continue_ and session_id is None:
             printer.note("no earlier session to continue; starting a new one")
         outcome = _Outcome()
         try:
             asyncio.run(_run(conv, prompt, printer, outcome))
         except KeyboardInterrupt:
             outcome.interrupted = True
-        if args.json:
+        if options.json:
             out.write(json.dumps(result_json(conv, outcome), ensure_ascii=False) + "\n")
             out.flush()
         if outcome.interrupted:

@@ -9,18 +9,16 @@ atomically (temp file + rename) and readable by the owner only.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from tractui.config.files import toml_message, validated, write_private
 from tractui.config.paths import config_dir as default_config_dir
 from tractui.config.paths import shipped_dir
 from tractui.core.settings import Settings, closest, parse_value, spec_for
@@ -37,7 +35,6 @@ _KEY_PREFIXES = ("sk-", "sk_", "AIza", "xai-", "gsk_", "hf_", "ghp_", "github_pa
 _KEY_INSIDE = re.compile(
     r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(p) for p in _KEY_PREFIXES) + r")[A-Za-z0-9_\-]{16,}"
 )
-T = TypeVar("T")
 HEADER = "# tractui profile. api_key_env names the environment variable holding the key; never put a key here.\n"
 
 
@@ -217,7 +214,7 @@ def read_profile(path: Path, name: str) -> Profile:
         text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise ProfileError(f"{path}: {_toml_message(err, text)}") from None
+        raise ProfileError(f"{path}: {toml_message(err, text)}") from None
     except (OSError, UnicodeDecodeError) as err:
         raise ProfileError(f"{path}: cannot read ({err})") from None
     warnings: list[str] = []
@@ -272,90 +269,6 @@ def profile_to_toml(profile: Profile) -> dict[str, Any]:
     if settings:
         data["settings"] = settings
     return data
-
-
-class AppConfig(BaseModel):
-    """``config.toml``: the default profile and theme. Unknown keys are kept, and reported."""
-
-    model_config = ConfigDict(extra="allow")
-
-    default_profile: str | None = None
-    theme: str | None = None
-
-    @property
-    def unknown_keys(self) -> list[str]:
-        return sorted(self.model_extra or {})
-
-
-def app_config_path(config_dir: Path | None = None) -> Path:
-    return (config_dir or default_config_dir()) / "config.toml"
-
-
-def load_app_config(config_dir: Path | None = None) -> AppConfig:
-    """Read ``config.toml``; a missing file is the empty config, a broken one a ``ProfileError``."""
-    path = app_config_path(config_dir)
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
-    except FileNotFoundError:
-        return AppConfig()
-    except tomllib.TOMLDecodeError as err:
-        raise ProfileError(f"{path}: {_toml_message(err, text)}") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise ProfileError(f"{path}: cannot read ({err})") from None
-    return validated(lambda: AppConfig(**data), str(path))
-
-
-def save_app_config(config: AppConfig, config_dir: Path | None = None) -> Path:
-    path = app_config_path(config_dir)
-    data = {k: v for k, v in config.model_dump().items() if v is not None}
-    write_private(path, tomli_w.dumps(data))
-    return path
-
-
-def update_app_config(config_dir: Path | None = None, **changes: Any) -> AppConfig:
-    """Change some keys of ``config.toml`` and keep the rest (e.g. the UI saving a theme)."""
-    config = load_app_config(config_dir).model_copy(update=changes)
-    save_app_config(config, config_dir)
-    return config
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write ``text`` atomically with mode 0600 in a 0700 folder: a reader sees the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path.parent, 0o700)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, 0o600)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
-def validated(build: Callable[[], T], where: str) -> T:
-    """Run a pydantic constructor, turning its errors into one ``ProfileError`` line."""
-    try:
-        return build()
-    except ValidationError as err:
-        first = err.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        message = str(first["msg"]).removeprefix("Value error, ")
-        raise ProfileError(f"{where}: {loc}: {message}" if loc else f"{where}: {message}") from None
-    except SettingError as err:
-        raise ProfileError(f"{where}: {err}") from None
-
-
-def _toml_message(err: tomllib.TOMLDecodeError, text: str) -> str:
-    """tomllib's message, with the last line named when it only says "end of document"."""
-    message = str(err)
-    if "(at end of document)" in message:
-        message = message.replace("(at end of document)", f"(at end of document, line {len(text.splitlines())})")
-    return message
 
 
 def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:

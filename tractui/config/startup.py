@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tractui.config.profiles import Profile, ProfileStore, load_app_config, validated
+from tractui.config.app_config import load_app_config
+from tractui.config.files import validated
+from tractui.config.options import CliOptions
+from tractui.config.profiles import Profile, ProfileStore
 from tractui.core.settings import Settings
 from tractui.errors import ProfileError, SettingError, StartupError
 from tractui.providers.config import PROVIDERS, ProviderConfig, key_env_name
@@ -37,13 +40,14 @@ class Startup:
     notices: list[str] = field(default_factory=list)
 
 
-def resolve_startup(args: Any, *, config_dir: Path | None = None, store: ProfileStore | None = None) -> Startup:
-    """Resolve ``args`` (the CLI's argparse namespace) into what the run starts with."""
+def resolve_startup(
+    options: CliOptions, *, config_dir: Path | None = None, store: ProfileStore | None = None
+) -> Startup:
+    """Resolve what the command line chose into what the run starts with."""
     store = store or ProfileStore(config_dir)
     app = load_app_config(config_dir)
     notices = [f"config.toml: unknown key '{key}' ignored" for key in app.unknown_keys]
-    name: str | None = getattr(args, "profile", None)
-    provider: str | None = getattr(args, "provider", None)
+    name, provider = options.profile, options.provider
     profile: Profile | None = None
     if name:
         profile = store.load(name)
@@ -55,9 +59,9 @@ def resolve_startup(args: Any, *, config_dir: Path | None = None, store: Profile
     if profile is not None:
         notices.extend(profile.warnings)
 
-    config = _config(profile, provider, args)
+    config = _config(profile, provider, options)
     settings = profile.make_settings() if profile is not None else Settings()
-    for item in getattr(args, "sets", None) or []:
+    for item in options.sets:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise SettingError(f"--set needs KEY=VALUE, got '{item}'")
@@ -78,7 +82,7 @@ def missing_key_notice(config: ProviderConfig) -> str | None:
     return None
 
 
-def _config(profile: Profile | None, provider: str | None, args: Any) -> ProviderConfig:
+def _config(profile: Profile | None, provider: str | None, options: CliOptions) -> ProviderConfig:
     """The profile's provider config with the command-line overrides applied, validated."""
     fields: dict[str, Any] = {}
     if profile is not None:
@@ -90,8 +94,7 @@ def _config(profile: Profile | None, provider: str | None, args: Any) -> Provide
         }
     if provider and provider != fields.get("provider"):
         fields = {"provider": provider}  # another provider: the profile's model, URL and key variable do not apply
-    for flag in ("model", "base_url", "api_key_env"):
-        value = getattr(args, flag, None)
+    for flag, value in (("model", options.model), ("base_url", options.base_url), ("api_key_env", options.api_key_env)):
         if value is not None:
             fields[flag] = value
     if "provider" not in fields:

@@ -9,8 +9,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tractui.config.app_config import update_app_config
 from tractui.config.paths import data_dir
-from tractui.config.profiles import Profile, ProfileStore, update_app_config
+from tractui.config.profiles import Profile, ProfileStore
 from tractui.conversation import commands
 from tractui.core.settings import Settings, closest
 from tractui.errors import UserError

@@ -9,15 +9,16 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tractui.config.options import CliOptions
     from tractui.config.startup import Startup
     from tractui.conversation.conversation import Conversation
     from tractui.store.history import HistoryStore
 
 
-def run_app(args: Any) -> int:
+def run_app(options: CliOptions) -> int:
     """Run the interactive app; a bad flag, profile or session is one line on stderr and exit 2."""
     set_frame_rate()
     from tractui.config.paths import history_path
@@ -26,16 +27,15 @@ def run_app(args: Any) -> int:
     from tractui.store.history import HistoryStore
 
     try:
-        startup = resolve_startup(args)
+        startup = resolve_startup(options)
         store = HistoryStore(history_path())
     except UserError as err:
         print(f"tractui: {err}", file=sys.stderr)
         return 2
     session_id: str | None = None
-    resume = getattr(args, "resume", None)
-    if getattr(args, "continue_", False) or resume is not None:
+    if options.resumes:
         try:
-            session_id = store.resolve_session(resume or None)
+            session_id = store.resolve_session(options.resume or None)
         except StoreError as err:
             store.close()
             print(f"tractui: {err}", file=sys.stderr)
@@ -48,7 +48,7 @@ def run_app(args: Any) -> int:
         startup.settings,
         startup.profile_name,
         lambda: _conversation(store, startup, session_id),
-        follow_session_profile=session_id is not None and not chose_setup(args),
+        follow_session_profile=session_id is not None and not options.chose_setup,
     )
     app = TractApp(pending, notices=startup.notices, theme=startup.theme)
     tune_gc()
@@ -57,15 +57,6 @@ def run_app(args: Any) -> int:
     finally:
         store.close()
     return result or 0
-
-
-SETUP_FLAGS = ("profile", "provider", "model", "base_url", "api_key_env", "sets")
-
-
-def chose_setup(args: Any) -> bool:
-    """Whether the command line chose the provider, model or settings: a resumed
-    session then runs with those, not with the profile it last used."""
-    return any(getattr(args, flag, None) for flag in SETUP_FLAGS)
 
 
 FRAMES_PER_SECOND = 120

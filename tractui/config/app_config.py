@@ -1,0 +1,60 @@
+"""``config.toml``: the default profile and the theme, kept with any keys a newer tractui wrote."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+from pydantic import BaseModel, ConfigDict
+
+from tractui.config.files import toml_message, validated, write_private
+from tractui.config.paths import config_dir as default_config_dir
+from tractui.errors import ProfileError
+
+
+class AppConfig(BaseModel):
+    """``config.toml``: the default profile and theme. Unknown keys are kept, and reported."""
+
+    model_config = ConfigDict(extra="allow")
+
+    default_profile: str | None = None
+    theme: str | None = None
+
+    @property
+    def unknown_keys(self) -> list[str]:
+        return sorted(self.model_extra or {})
+
+
+def app_config_path(config_dir: Path | None = None) -> Path:
+    return (config_dir or default_config_dir()) / "config.toml"
+
+
+def load_app_config(config_dir: Path | None = None) -> AppConfig:
+    """Read ``config.toml``; a missing file is the empty config, a broken one a ``ProfileError``."""
+    path = app_config_path(config_dir)
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except FileNotFoundError:
+        return AppConfig()
+    except tomllib.TOMLDecodeError as err:
+        raise ProfileError(f"{path}: {toml_message(err, text)}") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ProfileError(f"{path}: cannot read ({err})") from None
+    return validated(lambda: AppConfig(**data), str(path))
+
+
+def save_app_config(config: AppConfig, config_dir: Path | None = None) -> Path:
+    path = app_config_path(config_dir)
+    data = {k: v for k, v in config.model_dump().items() if v is not None}
+    write_private(path, tomli_w.dumps(data))
+    return path
+
+
+def update_app_config(config_dir: Path | None = None, **changes: Any) -> AppConfig:
+    """Change some keys of ``config.toml`` and keep the rest (e.g. the UI saving a theme)."""
+    config = load_app_config(config_dir).model_copy(update=changes)
+    save_app_config(config, config_dir)
+    return config

@@ -1,0 +1,54 @@
+"""Writing and reading tractui's own files: atomically, privately, with one-line errors."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import ValidationError
+
+from tractui.errors import ProfileError, SettingError
+
+T = TypeVar("T")
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` atomically with mode 0600 in a 0700 folder: a reader sees the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path.parent, 0o700)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, 0o600)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def validated(build: Callable[[], T], where: str) -> T:
+    """Run a pydantic constructor, turning its errors into one ``ProfileError`` line."""
+    try:
+        return build()
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise ProfileError(f"{where}: {loc}: {message}" if loc else f"{where}: {message}") from None
+    except SettingError as err:
+        raise ProfileError(f"{where}: {err}") from None
+
+
+def toml_message(err: tomllib.TOMLDecodeError, text: str) -> str:
+    """tomllib's message, with the last line named when it only says "end of document"."""
+    message = str(err)
+    if "(at end of document)" in message:
+        message = message.replace("(at end of document)", f"(at end of document, line {len(text.splitlines())})")
+    return message
