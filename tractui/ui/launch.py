@@ -66,10 +66,9 @@ def set_frame_rate() -> None:
     """Let the screen update up to 120 times a second (Textual's default is 60),
     unless ``TEXTUAL_FPS`` is already set; before Textual is imported, which reads it once.
 
-    A change on screen waits for the screen's next update tick: a key typed
-    while a reply streams waited up to 17 ms for it, and each streamed frame
-    too. At 120 the wait is at most 8 ms; updates still come only when
-    something changed.
+    A change on screen, a typed key included, waits for the screen's next update
+    tick; a faster tick halves that wait, and updates still come only when
+    something changed (figures: docs/ui.md, "Speed").
     """
     os.environ.setdefault("TEXTUAL_FPS", str(FRAMES_PER_SECOND))
 
@@ -82,15 +81,11 @@ GC_OLD = 20  # middle collections between full ones (default 10): full ones stay
 def tune_gc() -> None:
     """Collect garbage less often, in shorter pauses, and never scan what start-up loaded.
 
-    A streaming reply allocates fast (Markdown blocks, strips, events): with
-    the default threshold the collector ran about 1,500 times during a 20,000
-    token reply, 2 s in all with pauses up to 0.3 s, each a frozen screen.
-    With young collections every 10,000 allocations, a middle collection
-    every 10 of them scanned up to 100,000 survivors: 40-50 ms, a key typed
-    meanwhile waited for it. Every 5 halves that pause for the same total;
-    full collections keep their pace (every 100 young ones). Imported
-    modules and the objects made so far live as long as the process: frozen,
-    full collections no longer walk them.
+    A streaming reply allocates fast (Markdown blocks, strips, events), and each
+    collection is a frozen screen: young collections come rarer, middle ones
+    twice as often so each scans half as much, full ones keep their pace.
+    Imported modules and the objects made so far live as long as the process:
+    frozen, full collections no longer walk them (figures: docs/ui.md, "Speed").
     """
     if sys.version_info < (3, 14):
         gc.set_threshold(GC_YOUNG, GC_MIDDLE, GC_OLD)
