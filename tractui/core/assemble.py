@@ -57,6 +57,7 @@ class MessageAssembler:
         self.error: StreamError | None = None
         self.malformed_lines = 0
         self.response_model: str | None = None
+        self.reply_metadata: dict[str, Any] = {}
         self.version = 0  # bumps on every change, so flushers can skip no-ops
 
     # -- feeding -----------------------------------------------------------
@@ -93,6 +94,7 @@ class MessageAssembler:
             self.finish_reason = event.finish_reason
             self.malformed_lines = event.malformed_lines
             self.response_model = event.response_model
+            self.reply_metadata = dict(event.reply_metadata)
         elif isinstance(event, StreamError):
             self.error = event
         else:
@@ -201,4 +203,4 @@ class MessageAssembler:
                         provider_metadata=dict(part.metadata),
                     )
                 )
-        return Content(speaker="ai", blocks=blocks, metadata=dict(metadata or {}))
+        return Content(speaker="ai", blocks=blocks, metadata={**(metadata or {}), **self.reply_metadata})

@@ -140,6 +140,7 @@ class Done:
     finish_reason: str | None = None
     malformed_lines: int = 0
     response_model: str | None = None
+    reply_metadata: dict[str, Any] = field(default_factory=dict)  # kept with the reply, echoed as the protocol asks
 
 
 StreamEvent: TypeAlias = (

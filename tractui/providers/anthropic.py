@@ -10,6 +10,7 @@ Signed thinking goes back natively only to the model that signed it (see
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -25,9 +26,10 @@ from tractui.core.events import (
     UsageEvent,
 )
 from tractui.core.settings import Settings
+from tractui.core.tools import ToolSpec
 from tractui.errors import RequestError
 from tractui.providers.errors import describe_error_payload, make_error
-from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
+from tractui.providers.thinking_back import current_turn_start, route_thinking, same_origin, thinking_as_text
 from tractui.providers.transport import Provider, append_turn, system_text
 
 API_VERSION = "2023-06-01"
@@ -93,14 +95,19 @@ def _tool_input(arguments: str) -> Any:
     return value if isinstance(value, dict) else {"_value": value}
 
 
-def _assistant_blocks(content: Content, native_ok: bool, settings: Settings) -> list[dict[str, Any]]:
+def _assistant_blocks(
+    content: Content, native_ok: bool, settings: Settings, *, current_turn: bool = False
+) -> list[dict[str, Any]]:
+    """An assistant message's blocks; in a tool loop its own thinking goes first, byte for byte,
+    signatures intact (empty thinking whose display was omitted included)."""
     out: list[dict[str, Any]] = []
     for block in content.blocks:
         if isinstance(block, TextBlock):
             if block.text:
                 out.append({"type": "text", "text": block.text})
         elif isinstance(block, ThinkingBlock):
-            route = route_thinking(block, native_ok and (block.is_hidden or bool(block.signature)), settings)
+            signed = native_ok and (block.is_hidden or bool(block.signature))
+            route = route_thinking(block, signed, settings, current_turn=current_turn)
             if route == "native":
                 if block.is_hidden:
                     out.append({"type": "redacted_thinking", "data": block.provider_metadata.get("data", "")})
@@ -132,6 +139,21 @@ def _user_blocks(content: Content) -> list[dict[str, Any]]:
     return out
 
 
+def loop_lacks_thinking(converted: list[dict[str, Any]]) -> bool:
+    """A tool loop whose last assistant message has no thinking block to start with (its steps
+    came from another model, or from a request without thinking): Anthropic refuses such a
+    history with thinking on ("Expected `thinking` or `redacted_thinking`, but found `tool_use`"),
+    so the request goes without thinking until the loop ends."""
+    if not converted or converted[-1]["role"] != "user":
+        return False
+    if not any(b.get("type") == "tool_result" for b in converted[-1]["content"]):
+        return False
+    last = next((m for m in reversed(converted) if m["role"] == "assistant"), None)
+    if last is None or not last["content"]:
+        return False
+    return last["content"][0].get("type") not in ("thinking", "redacted_thinking")
+
+
 def build_messages(messages: list[Content], model: str, settings: Settings) -> tuple[list[dict[str, Any]], list[str]]:
     """Anthropic ``messages`` and the system texts found in the history.
 
@@ -140,13 +162,15 @@ def build_messages(messages: list[Content], model: str, settings: Settings) -> t
     """
     out: list[dict[str, Any]] = []
     system: list[str] = []
-    for content in messages:
+    loop = current_turn_start(messages)
+    for index, content in enumerate(messages):
         if content.speaker == "system":
             system.append(content.text)
             continue
         if content.speaker == "ai":
             role = "assistant"
-            blocks = _assistant_blocks(content, same_origin(content, AnthropicProvider.name, model), settings)
+            native_ok = same_origin(content, AnthropicProvider.name, model)
+            blocks = _assistant_blocks(content, native_ok, settings, current_turn=index >= loop)
         else:
             role = "user"
             blocks = _user_blocks(content)
@@ -187,6 +211,9 @@ class AnthropicParser:
         kind = payload.get("type") or event
         handler = _HANDLERS.get(kind)
         return handler(self, payload) if handler else []
+
+    def reply_metadata(self) -> dict[str, Any]:
+        return {}
 
     def close(self) -> list[StreamEvent]:
         return []
@@ -300,7 +327,12 @@ class AnthropicProvider(Provider):
         return {"anthropic-beta": INTERLEAVED_BETA} if thinking_budget(settings) is not None else {}
 
     def build_request(
-        self, messages: list[Content], settings: Settings, *, system: str | None = None
+        self,
+        messages: list[Content],
+        settings: Settings,
+        *,
+        system: str | None = None,
+        tools: Sequence[ToolSpec] = (),
     ) -> dict[str, Any]:
         plan = plan_thinking(settings)
         converted, system_texts = build_messages(messages, self.config.model, settings)
@@ -313,7 +345,11 @@ class AnthropicProvider(Provider):
         prompt = system_text(system, settings, system_texts)
         if prompt:
             body["system"] = prompt
-        if plan.budget is not None:
+        if tools:
+            body["tools"] = [
+                {"name": tool.name, "description": tool.description, "input_schema": tool.parameters} for tool in tools
+            ]
+        if plan.budget is not None and not loop_lacks_thinking(converted):
             body["thinking"] = {"type": "enabled", "budget_tokens": plan.budget}
         elif settings.view.temperature is not None:
             body["temperature"] = settings.view.temperature

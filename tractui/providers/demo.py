@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 import zlib
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 import httpx
@@ -21,6 +21,7 @@ from tractui.core.content import Content, Usage
 from tractui.core.events import Done, StreamEvent, TextDelta, ThinkingDelta, ThinkingEnd, UsageEvent
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
+from tractui.core.tools import ToolSpec
 from tractui.providers.transport import Provider, ProviderConfig
 
 PACE = 0.03  # seconds between streamed words: fast enough to read along, slow enough to watch
@@ -79,14 +80,24 @@ class DemoProvider(Provider):
         self._counter = TokenCounter(config.model)
 
     def build_request(
-        self, messages: list[Content], settings: Settings, *, system: str | None = None
+        self,
+        messages: list[Content],
+        settings: Settings,
+        *,
+        system: str | None = None,
+        tools: Sequence[ToolSpec] = (),
     ) -> dict[str, Any]:
         prompt = system or settings.view.system_prompt
         sent = [{"role": m.speaker, "content": m.text} for m in messages]
         return {"model": self.config.model, "messages": sent, **({"system": prompt} if prompt else {})}
 
     async def stream(
-        self, messages: list[Content], settings: Settings, *, system: str | None = None
+        self,
+        messages: list[Content],
+        settings: Settings,
+        *,
+        system: str | None = None,
+        tools: Sequence[ToolSpec] = (),
     ) -> AsyncGenerator[StreamEvent, None]:
         prompt = system or settings.view.system_prompt or ""
         thinking, answer = compose(messages)

@@ -9,6 +9,7 @@ Gemini 3 rejects a function call in the history without its signature.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -24,8 +25,9 @@ from tractui.core.events import (
     UsageEvent,
 )
 from tractui.core.settings import Settings
+from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
-from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
+from tractui.providers.thinking_back import current_turn_start, route_thinking, same_origin, thinking_as_text
 from tractui.providers.transport import Provider, append_turn, system_text
 
 EFFORT_LEVEL = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
@@ -58,14 +60,19 @@ def _args(arguments: str) -> Any:
     return value if isinstance(value, dict) else {"_value": value}
 
 
-def _model_parts(content: Content, native_ok: bool, model: str, settings: Settings) -> list[dict[str, Any]]:
+def _model_parts(
+    content: Content, native_ok: bool, model: str, settings: Settings, *, current_turn: bool = False
+) -> list[dict[str, Any]]:
+    """A model turn's parts; each signature stays on the exact part it came with. A step of a
+    Gemini 3 tool loop that another model made gets the documented placeholder on its first call."""
     parts: list[dict[str, Any]] = []
+    first_call = True
     for block in content.blocks:
         if isinstance(block, TextBlock):
             if block.text:
                 parts.append({"text": block.text})
         elif isinstance(block, ThinkingBlock):
-            route = route_thinking(block, native_ok, settings)
+            route = route_thinking(block, native_ok, settings, current_turn=current_turn)
             if route == "text":
                 parts.append({"text": thinking_as_text(block)})
             elif route == "native":
@@ -78,8 +85,9 @@ def _model_parts(content: Content, native_ok: bool, model: str, settings: Settin
             signature = block.provider_metadata.get("thought_signature")
             if native_ok and signature:
                 part["thoughtSignature"] = signature
-            elif not native_ok and "gemini-3" in model:
+            elif not native_ok and first_call and "gemini-3" in model:
                 part["thoughtSignature"] = SKIP_SIGNATURE
+            first_call = False
             parts.append(part)
     return parts
 
@@ -107,17 +115,20 @@ def _native_thought(parts: list[dict[str, Any]], block: ThinkingBlock) -> None:
         parts.append({"text": "", "thoughtSignature": block.signature})
 
 
-def _user_parts(content: Content, call_names: dict[str, str]) -> list[dict[str, Any]]:
+def _user_parts(content: Content, calls: dict[str, ToolCallBlock]) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for block in content.blocks:
         if isinstance(block, TextBlock) and block.text:
             parts.append({"text": block.text})
         elif isinstance(block, ToolResultBlock):
             key = "error" if block.is_error else "result"
-            response = {
-                "name": call_names.get(block.tool_call_id, block.tool_call_id),
+            call = calls.get(block.tool_call_id)
+            response: dict[str, Any] = {
+                "name": call.name if call is not None else block.tool_call_id,
                 "response": {key: block.content},
             }
+            if call is not None and call.provider_metadata.get("gemini_id"):
+                response["id"] = call.provider_metadata["gemini_id"]
             parts.append({"functionResponse": response})
     return parts
 
@@ -126,18 +137,20 @@ def build_contents(messages: list[Content], model: str, settings: Settings) -> t
     """Gemini ``contents`` (roles user/model, merged when consecutive) and the system texts."""
     contents: list[dict[str, Any]] = []
     system: list[str] = []
-    call_names: dict[str, str] = {}
-    for content in messages:
+    calls: dict[str, ToolCallBlock] = {}
+    loop = current_turn_start(messages)
+    for index, content in enumerate(messages):
         if content.speaker == "system":
             system.append(content.text)
             continue
         if content.speaker == "ai":
             role = "model"
-            call_names.update({c.id: c.name for c in content.tool_calls})
-            parts = _model_parts(content, same_origin(content, GeminiProvider.name, model), model, settings)
+            calls.update({c.id: c for c in content.tool_calls})
+            native_ok = same_origin(content, GeminiProvider.name, model)
+            parts = _model_parts(content, native_ok, model, settings, current_turn=index >= loop)
         else:
             role = "user"
-            parts = _user_parts(content, call_names)
+            parts = _user_parts(content, calls)
         append_turn(contents, role, "parts", parts)
     return contents, system
 
@@ -260,6 +273,9 @@ class GeminiParser:
                 self._streamed_args = None
         return events
 
+    def reply_metadata(self) -> dict[str, Any]:
+        return {}
+
     def close(self) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         if self._streamed_args is not None:  # cut before the terminator: keep what arrived
@@ -287,7 +303,12 @@ class GeminiProvider(Provider):
         return {"x-goog-api-key": key} if key else {}
 
     def build_request(
-        self, messages: list[Content], settings: Settings, *, system: str | None = None
+        self,
+        messages: list[Content],
+        settings: Settings,
+        *,
+        system: str | None = None,
+        tools: Sequence[ToolSpec] = (),
     ) -> dict[str, Any]:
         contents, system_texts = build_contents(messages, self.config.model, settings)
         body: dict[str, Any] = {"contents": contents}
@@ -304,6 +325,12 @@ class GeminiProvider(Provider):
             generation["thinkingConfig"] = thinking
         if generation:
             body["generationConfig"] = generation
+        if tools:
+            declarations = [
+                {"name": tool.name, "description": tool.description, "parametersJsonSchema": tool.parameters}
+                for tool in tools
+            ]
+            body["tools"] = [{"functionDeclarations": declarations}]
         return body
 
     def new_parser(self, settings: Settings) -> GeminiParser:

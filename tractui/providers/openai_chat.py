@@ -11,9 +11,10 @@ or only under ``x_groq``; the last one seen wins and is normalised once.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from tractui.core.content import Content, SourceField, TextBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.core.content import Content, SourceField, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
 from tractui.core.events import (
     RedactedThinking,
     StreamError,
@@ -27,7 +28,9 @@ from tractui.core.events import (
 from tractui.core.reasoning import thinking_to_reasoning_field
 from tractui.core.settings import Settings
 from tractui.core.tags import ThinkTagExtractor, tag_pairs
+from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
+from tractui.providers.thinking_back import current_turn_start
 from tractui.providers.transport import Provider, StreamParser
 
 _loads = json.loads
@@ -68,7 +71,7 @@ def normalise_usage(raw: dict[str, Any]) -> Usage:
 class ChatCompletionsParser:
     """One response stream's state: open thinking, tag extractor, last usage, finish reason."""
 
-    __slots__ = ("_extractor", "_field_open", "_usage", "finish_reason", "response_model")
+    __slots__ = ("_details_by_index", "_extractor", "_field_open", "_usage", "finish_reason", "response_model")
 
     def __init__(self, settings: Settings) -> None:
         self.finish_reason: str | None = None
@@ -80,6 +83,14 @@ class ChatCompletionsParser:
         )
         self._field_open = False  # thinking from a reasoning field is being streamed
         self._usage: dict[str, Any] | None = None
+        self._details_by_index: dict[int, dict[str, Any]] = {}  # OpenRouter's reasoning_details, merged
+
+    def reply_metadata(self) -> dict[str, Any]:
+        """OpenRouter's ``reasoning_details`` as the complete items the stream spelled out in pieces:
+        they go back unchanged with the assistant message (signatures and encrypted parts included)."""
+        if not self._details_by_index:
+            return {}
+        return {"reasoning_details": [self._details_by_index[i] for i in sorted(self._details_by_index)]}
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         obj = _loads(data)
@@ -150,6 +161,9 @@ class ChatCompletionsParser:
     def _details(self, details: list[dict[str, Any]], mirrored: bool, out: list[StreamEvent]) -> None:
         """OpenRouter ``reasoning_details``: text only when no plain field carried it; opaque parts kept."""
         for item in details:
+            if type(item) is not dict:
+                continue
+            self._merge_detail(item)
             kind = item.get("type")
             meta = {k: item[k] for k in ("type", "id", "format", "index") if item.get(k) is not None}
             if kind == "reasoning.encrypted":
@@ -162,6 +176,16 @@ class ChatCompletionsParser:
                 out.append(ThinkingDelta(text, "reasoning" if kind != "reasoning.summary" else "summary"))
             if item.get("signature"):
                 out.append(ThinkingSignature(item["signature"], meta))
+
+    def _merge_detail(self, item: dict[str, Any]) -> None:
+        index = item.get("index")
+        key = index if type(index) is int else len(self._details_by_index)
+        merged = self._details_by_index.setdefault(key, {})
+        for name, value in item.items():
+            if name in ("text", "summary", "data") and isinstance(value, str) and isinstance(merged.get(name), str):
+                merged[name] += value
+            elif value is not None:
+                merged[name] = value
 
     def _error(self, obj: dict[str, Any]) -> StreamError:
         err = obj.get("error") or obj
@@ -199,7 +223,12 @@ class OpenAIChatProvider(Provider):
         return ChatCompletionsParser(settings)
 
     def build_request(
-        self, messages: list[Content], settings: Settings, *, system: str | None = None
+        self,
+        messages: list[Content],
+        settings: Settings,
+        *,
+        system: str | None = None,
+        tools: Sequence[ToolSpec] = (),
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.config.model,
@@ -207,6 +236,8 @@ class OpenAIChatProvider(Provider):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
+        if tools:
+            body["tools"] = [tool_definition(tool) for tool in tools]
         self._reasoning_params(body, settings)
         max_tokens = settings.view.max_tokens
         if max_tokens is not None:
@@ -241,7 +272,8 @@ class OpenAIChatProvider(Provider):
             out.append({"role": "system", "content": prompt})
         send_field = settings.view.reasoning_include_in_context and settings.view.reasoning_format == "field"
         field_name = settings.view.reasoning_field_name or "reasoning_content"
-        for message in messages:
+        loop = current_turn_start(messages)
+        for index, message in enumerate(messages):
             if message.speaker == "system":
                 out.append({"role": "system", "content": message.text})
             elif message.speaker == "human":
@@ -252,23 +284,76 @@ class OpenAIChatProvider(Provider):
                     for b in message.blocks
                     if isinstance(b, ToolResultBlock)
                 )
+            elif index >= loop:
+                out.append(_loop_step(message, field_name, thinking_on=settings.view.reasoning_enabled))
             else:
-                out.append(self._assistant(message, field_name if send_field else None))
+                out.append(_assistant(message, field_name if send_field else None))
         return out
 
-    @staticmethod
-    def _assistant(message: Content, field_name: str | None) -> dict[str, Any]:
-        calls = [b for b in message.blocks if isinstance(b, ToolCallBlock)]
-        text = "".join(b.text for b in message.blocks if isinstance(b, TextBlock))
-        entry: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
-        if field_name:
-            # Signed or foreign thinking goes as plain text: this field carries no signature.
-            thought = thinking_to_reasoning_field(message)
-            if thought:
-                entry[field_name] = thought
-        if calls:
-            entry["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}}
-                for c in calls
-            ]
-        return entry
+
+def tool_definition(tool: ToolSpec) -> dict[str, Any]:
+    """A tool as Chat Completions declares one."""
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+    }
+
+
+def _tool_calls(calls: list[ToolCallBlock]) -> list[dict[str, Any]]:
+    """The calls with their ids byte for byte (Kimi's ``functions.NAME:IDX`` included)."""
+    return [
+        {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments or "{}"}} for c in calls
+    ]
+
+
+def _with_think_tags(message: Content) -> str:
+    """The text as the model wrote it: thinking back inside its tags, then the answer
+    (the tag name and the blank lines after it as recorded, ``think`` and a blank line if not)."""
+    parts: list[str] = []
+    for block in message.blocks:
+        if isinstance(block, ThinkingBlock) and block.source_field == "think_tags":
+            tag = block.provider_metadata.get("tag", "think")
+            parts.append(f"<{tag}>{block.thought}</{tag}>{block.provider_metadata.get('after', chr(10) * 2)}")
+        elif isinstance(block, TextBlock):
+            parts.append(block.text)
+    return "".join(parts)
+
+
+def _assistant(message: Content, field_name: str | None) -> dict[str, Any]:
+    calls = message.tool_calls
+    text = message.text
+    entry: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
+    if field_name:
+        # Signed or foreign thinking goes as plain text: this field carries no signature.
+        thought = thinking_to_reasoning_field(message)
+        if thought:
+            entry[field_name] = thought
+    if calls:
+        entry["tool_calls"] = _tool_calls(calls)
+    return entry
+
+
+def _loop_step(message: Content, field_name: str, *, thinking_on: bool) -> dict[str, Any]:
+    """An assistant message of the tool loop in progress: its thinking always goes back.
+
+    Thinking the model wrote inside its text (``<think>`` tags, MiniMax M2 and the
+    like) goes back there, exactly as written; thinking from a reasoning field goes
+    back in the field, as ``""`` when thinking is on and this step had none (Kimi
+    and DeepSeek refuse a tool-call message without it). OpenRouter's
+    ``reasoning_details`` go back unchanged.
+    """
+    calls = message.tool_calls
+    if any(isinstance(b, ThinkingBlock) and b.source_field == "think_tags" for b in message.blocks):
+        entry: dict[str, Any] = {"role": "assistant", "content": _with_think_tags(message) or None}
+    else:
+        text = message.text
+        entry = {"role": "assistant", "content": text if text or not calls else None}
+        thought = thinking_to_reasoning_field(message)
+        if thought is not None or (thinking_on and calls):
+            entry[field_name] = thought or ""
+    details = message.metadata.get("reasoning_details")
+    if isinstance(details, list) and details:
+        entry["reasoning_details"] = details
+    if calls:
+        entry["tool_calls"] = _tool_calls(calls)
+    return entry

@@ -9,6 +9,7 @@ sees its own reasoning again without the server keeping anything.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -23,8 +24,9 @@ from tractui.core.events import (
     UsageEvent,
 )
 from tractui.core.settings import Settings
+from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
-from tractui.providers.thinking_back import route_thinking, same_origin, thinking_as_text
+from tractui.providers.thinking_back import current_turn_start, route_thinking, same_origin, thinking_as_text
 from tractui.providers.transport import Provider, system_text
 
 SUMMARY_SEPARATOR = "\n\n"  # summary parts are separate paragraphs
@@ -52,7 +54,11 @@ def _reasoning_item(block: ThinkingBlock) -> dict[str, Any]:
     return item
 
 
-def _assistant_items(content: Content, native_ok: bool, settings: Settings) -> list[dict[str, Any]]:
+def _assistant_items(
+    content: Content, native_ok: bool, settings: Settings, *, current_turn: bool = False
+) -> list[dict[str, Any]]:
+    """An assistant message as output items; in a tool loop each reasoning item (its encrypted
+    content) goes back right before the function call it led to, as the API requires."""
     items: list[dict[str, Any]] = []
     texts: list[dict[str, Any]] = []
 
@@ -67,7 +73,7 @@ def _assistant_items(content: Content, native_ok: bool, settings: Settings) -> l
                 texts.append({"type": "output_text", "text": block.text})
         elif isinstance(block, ThinkingBlock):
             signed = native_ok and bool(block.provider_metadata.get("encrypted_content"))
-            route = route_thinking(block, signed, settings)
+            route = route_thinking(block, signed, settings, current_turn=current_turn)
             if route == "native":
                 flush()
                 items.append(_reasoning_item(block))
@@ -75,9 +81,16 @@ def _assistant_items(content: Content, native_ok: bool, settings: Settings) -> l
                 texts.append({"type": "output_text", "text": thinking_as_text(block)})
         elif isinstance(block, ToolCallBlock):
             flush()
-            items.append(
-                {"type": "function_call", "call_id": block.id, "name": block.name, "arguments": block.arguments or "{}"}
-            )
+            call = {
+                "type": "function_call",
+                "call_id": block.id,
+                "name": block.name,
+                "arguments": block.arguments or "{}",
+            }
+            item_id = block.provider_metadata.get("item_id")
+            if current_turn and native_ok and isinstance(item_id, str) and item_id:  # its reasoning item goes too
+                call["id"] = item_id
+            items.append(call)
     flush()
     return items
 
@@ -86,11 +99,13 @@ def build_input(messages: list[Content], model: str, settings: Settings) -> tupl
     """Responses ``input`` items and the system texts found in the history."""
     items: list[dict[str, Any]] = []
     system: list[str] = []
-    for content in messages:
+    loop = current_turn_start(messages)
+    for index, content in enumerate(messages):
         if content.speaker == "system":
             system.append(content.text)
         elif content.speaker == "ai":
-            items.extend(_assistant_items(content, same_origin(content, OpenAIResponsesProvider.name, model), settings))
+            native_ok = same_origin(content, OpenAIResponsesProvider.name, model)
+            items.extend(_assistant_items(content, native_ok, settings, current_turn=index >= loop))
         else:
             parts = [
                 {"type": "input_text", "text": b.text} for b in content.blocks if isinstance(b, TextBlock) and b.text
@@ -140,6 +155,9 @@ class ResponsesParser:
         kind = str(payload.get("type") or event)
         handler = _HANDLERS.get(kind)
         return handler(self, payload) if handler else []
+
+    def reply_metadata(self) -> dict[str, Any]:
+        return {}
 
     def close(self) -> list[StreamEvent]:
         return []
@@ -270,7 +288,12 @@ class OpenAIResponsesProvider(Provider):
         return f"{self.base_url}/responses"
 
     def build_request(
-        self, messages: list[Content], settings: Settings, *, system: str | None = None
+        self,
+        messages: list[Content],
+        settings: Settings,
+        *,
+        system: str | None = None,
+        tools: Sequence[ToolSpec] = (),
     ) -> dict[str, Any]:
         items, system_texts = build_input(messages, self.config.model, settings)
         body: dict[str, Any] = {"model": self.config.model, "input": items, "stream": True, "store": False}
@@ -285,6 +308,11 @@ class OpenAIResponsesProvider(Provider):
             body["temperature"] = settings.view.temperature
         if settings.view.max_tokens is not None:
             body["max_output_tokens"] = settings.view.max_tokens
+        if tools:
+            body["tools"] = [
+                {"type": "function", "name": tool.name, "description": tool.description, "parameters": tool.parameters}
+                for tool in tools
+            ]
         return body
 
     def notices(self, settings: Settings) -> list[str]:

@@ -31,6 +31,7 @@ from tractui.core.events import (
     StreamEvent,
 )
 from tractui.core.settings import Settings
+from tractui.core.tools import ToolSpec
 from tractui.errors import RequestError
 from tractui.providers.config import DEFAULT_KEY_ENV, ProviderConfig, key_env_name
 from tractui.providers.errors import error_from_body, make_error, parse_error_body
@@ -55,6 +56,11 @@ class StreamParser(Protocol):
     def feed(self, event: str, data: str) -> list[StreamEvent]: ...
 
     def close(self) -> list[StreamEvent]: ...
+
+    def reply_metadata(self) -> dict[str, Any]:
+        """What the protocol wants kept with the reply and sent back unchanged (OpenRouter's
+        ``reasoning_details``); empty for most."""
+        ...
 
 
 _SECRETISH = re.compile(
@@ -134,9 +140,14 @@ class Provider(ABC):
     # -- what a provider module supplies ------------------------------------
     @abstractmethod
     def build_request(
-        self, messages: list[Content], settings: Settings, *, system: str | None = None
+        self,
+        messages: list[Content],
+        settings: Settings,
+        *,
+        system: str | None = None,
+        tools: Sequence[ToolSpec] = (),
     ) -> dict[str, Any]:
-        """The JSON body for ``messages`` (already filtered by the reasoning policy)."""
+        """The JSON body for ``messages`` (already filtered by the reasoning policy), offering ``tools``."""
 
     def url(self, settings: Settings) -> str:
         """The streaming endpoint (HTTP providers override; the demo has none)."""
@@ -193,7 +204,12 @@ class Provider(ABC):
         return key, None
 
     async def stream(
-        self, messages: list[Content], settings: Settings, *, system: str | None = None
+        self,
+        messages: list[Content],
+        settings: Settings,
+        *,
+        system: str | None = None,
+        tools: Sequence[ToolSpec] = (),
     ) -> AsyncGenerator[StreamEvent, None]:
         """Stream one reply as events; never raises (cancellation aside), closes the response on exit."""
         key, missing = self.api_key()
@@ -201,7 +217,7 @@ class Provider(ABC):
             yield missing
             return
         try:
-            body = self.build_request(messages, settings, system=system)
+            body = self.build_request(messages, settings, system=system, tools=tools)
             url = self.url(settings)
         except RequestError as exc:
             yield StreamError(kind="bad_request", message=str(exc))
@@ -336,7 +352,12 @@ class Provider(ABC):
             return
         yield [
             *parser.close(),
-            Done(finish_reason=parser.finish_reason, malformed_lines=malformed, response_model=parser.response_model),
+            Done(
+                finish_reason=parser.finish_reason,
+                malformed_lines=malformed,
+                response_model=parser.response_model,
+                reply_metadata=parser.reply_metadata(),
+            ),
         ]
 
 

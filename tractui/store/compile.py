@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tractui.core.content import Content, ThinkingBlock
+from tractui.core.content import Content, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from tractui.core.reasoning import filter_thinking_for_context, remove_thinking, thinking_policy
 from tractui.core.settings import Settings
 from tractui.store.history import Commit, gc_paused
@@ -93,15 +93,15 @@ def _reply(reasoning: list[Commit], answer: Commit | None, keep_thinking: bool) 
 def merge_commits(commits: Sequence[Commit]) -> list[Content]:
     """Summaries substituted, each reasoning commit merged into the answer that follows; no policy applied."""
     with gc_paused():
-        return _merge(commits, keep_thinking=True)
+        return _merge(effective_commits(commits), keep_thinking=True)
 
 
 def _merge(commits: Sequence[Commit], *, keep_thinking: bool) -> list[Content]:
-    """The merge; with ``keep_thinking`` off, thinking is left out as it goes (policy ``all``)
-    rather than merged into new messages only to be stripped from copies of them again."""
+    """The merge of an effective chain; with ``keep_thinking`` off, thinking is left out as it goes
+    (policy ``all``) rather than merged into new messages only to be stripped from copies of them again."""
     messages: list[Content] = []
     pending: list[Commit] = []
-    for commit in effective_commits(commits):
+    for commit in commits:
         if commit.kind == "reasoning":
             pending.append(commit)
             continue
@@ -121,12 +121,67 @@ def _merge(commits: Sequence[Commit], *, keep_thinking: bool) -> list[Content]:
     return messages
 
 
+def _open_loop_start(commits: Sequence[Commit]) -> int:
+    """Where a tool loop in progress begins (the first commit after the last user message),
+    or the end of the chain when the last turn has no tool results: no loop to continue."""
+    start = len(commits)
+    for index in range(len(commits) - 1, -1, -1):
+        if commits[index].kind == "user":
+            start = index + 1
+            break
+    else:
+        start = 0
+    return start if any(c.kind == "tool" for c in commits[start:]) else len(commits)
+
+
 def compile_history(commits: Sequence[Commit], settings: Settings) -> list[Content]:
-    """The messages to send for a chain (root → head), reasoning policy applied."""
+    """The messages to send for a chain (root → head).
+
+    The reasoning policy applies to earlier turns; a tool loop in progress
+    (the current turn, after the last user message, once it has tool results)
+    keeps its thinking, which the providers require back with their tool calls. Every tool call gets a
+    result: one whose result was never recorded (a process killed mid-call, a
+    call tractui did not run) is answered as an error, so no provider refuses
+    the history for a dangling call.
+    """
     policy = thinking_policy(settings)
     with gc_paused():
+        effective = effective_commits(commits)
+        start = _open_loop_start(effective)
         if policy == "all":
-            messages = _merge(commits, keep_thinking=False)
+            earlier = _merge(effective[:start], keep_thinking=False)
+            messages = earlier + _merge(effective[start:], keep_thinking=True)
         else:
-            messages = filter_thinking_for_context(_merge(commits, keep_thinking=True), policy)
-        return [m for m in messages if m.blocks or m.speaker != "ai"]
+            merged = _merge(effective, keep_thinking=True)
+            keep_from = len(_merge(effective[:start], keep_thinking=True))
+            filtered = filter_thinking_for_context(merged, policy)
+            messages = filtered[:keep_from] + merged[keep_from:]
+        return answer_every_call([m for m in messages if m.blocks or m.speaker != "ai"])
+
+
+UNANSWERED = "no result was recorded for this call (interrupted before it finished)"
+
+
+def answer_every_call(messages: list[Content]) -> list[Content]:
+    """``messages`` with an error result after each tool call that has none."""
+    out: list[Content] = []
+    open_calls: list[str] = []
+
+    def close() -> None:
+        if open_calls:
+            results = [ToolResultBlock(tool_call_id=i, content=UNANSWERED, is_error=True) for i in open_calls]
+            out.append(Content(speaker="tool", blocks=list(results)))
+            open_calls.clear()
+
+    for message in messages:
+        if message.speaker == "tool":
+            answered = {b.tool_call_id for b in message.blocks if isinstance(b, ToolResultBlock)}
+            open_calls[:] = [i for i in open_calls if i not in answered]
+            out.append(message)
+            continue
+        close()
+        out.append(message)
+        if message.speaker == "ai":
+            open_calls.extend(b.id for b in message.blocks if isinstance(b, ToolCallBlock))
+    close()
+    return out
