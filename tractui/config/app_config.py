@@ -7,9 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from tractui.config.files import toml_message, validated, write_private
+from tractui.config.mcp import McpConfig
 from tractui.config.paths import config_dir as default_config_dir
 from tractui.errors import ProfileError
 
@@ -21,6 +22,7 @@ class AppConfig(BaseModel):
 
     default_profile: str | None = None
     theme: str | None = None
+    mcp: McpConfig = Field(default_factory=McpConfig)
 
     @property
     def unknown_keys(self) -> list[str]:
@@ -48,7 +50,9 @@ def load_app_config(config_dir: Path | None = None) -> AppConfig:
 
 def save_app_config(config: AppConfig, config_dir: Path | None = None) -> Path:
     path = app_config_path(config_dir)
-    data = {k: v for k, v in config.model_dump().items() if v is not None}
+    data = {k: v for k, v in config.model_dump(exclude_none=True).items() if v is not None}
+    if not config.mcp.servers:
+        data.pop("mcp", None)
     write_private(path, tomli_w.dumps(data))
     return path
 

@@ -5,24 +5,29 @@ user's message, streams the reply's events to the caller, writes what has
 arrived to the store at least every ``FLUSH_INTERVAL`` seconds (marked
 interrupted until it completes, so a killed process leaves a readable
 partial reply) and commits reasoning then answer with usage and provenance.
+A reply that calls tools is followed by a round of calls (``tool_loop``) and
+the next reply, until the model answers without calls or ``tools.maxSteps``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any, get_args
 
 from tractui.conversation.compaction.preflight import Preflight, trim_for_retry
 from tractui.conversation.reply_writer import ReplyWriter
+from tractui.conversation.tool_loop import Approver, ToolRound, ToolRunner
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content, Usage
-from tractui.core.events import StreamError, StreamEvent
+from tractui.core.events import Notice, StreamError, StreamEvent, TurnEvent
 from tractui.core.gauge import CallBasis, ContextReading, measure_context
 from tractui.core.reasoning import StripPolicy, thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
+from tractui.core.tools import ToolSpec
 from tractui.errors import ConversationError
 from tractui.providers import make_provider
 from tractui.providers.transport import Provider, ProviderConfig
@@ -30,6 +35,7 @@ from tractui.store.compile import compile_history, merge_commits
 from tractui.store.history import Commit, HistoryStore, Status
 
 FLUSH_INTERVAL = 0.25  # seconds; half the 0.5 s promise, so a write is never late
+SERVER_WAIT = 30.0  # seconds a request waits for MCP servers still starting
 AHEAD = 1024  # stream events read ahead of the consumer; beyond that the socket waits
 
 
@@ -66,6 +72,13 @@ class Conversation:
         self._before_reply: tuple[tuple[str | None, str], list[Commit], list[Content]] | None = None
         self._counter = TokenCounter(config.model)
         self.assembler: MessageAssembler | None = None  # the reply streaming now, or the last one
+        self.tools: ToolRunner | None = None  # the MCP tools offered to the model, when any are configured
+        self.approve: Approver | None = None  # asks the user before a tool runs; none: calls needing consent are denied
+        self._round: ToolRound | None = None
+        self._writer: ReplyWriter | None = None  # the last reply's
+        self._in_turn = False
+        self._tool_tokens: tuple[str, int] | None = None  # the definitions' text and its count
+        self._offered: list[ToolSpec] = []  # what the last request offered
 
     # -- sessions ----------------------------------------------------------
     def new_session(self) -> None:
@@ -125,23 +138,23 @@ class Conversation:
                 return commit
         raise ConversationError("nothing to retry: no message sent yet in this session")
 
-    async def send(self, text: str) -> AsyncIterator[StreamEvent]:
+    async def send(self, text: str) -> AsyncIterator[TurnEvent]:
         """Append ``text`` as the user's message and stream the reply."""
         if not text.strip():
             raise ConversationError("nothing to send: the message is empty")
         if self.streaming:
             raise ConversationError("a reply is already streaming; cancel it first")
         user = self.store.append(self._session(), "user", Content.human(text), profile=self.profile_name)
-        async for event in self._reply(user.id):
+        async for event in self._turn(user.id):
             yield event
 
-    async def retry(self) -> AsyncIterator[StreamEvent]:
+    async def retry(self) -> AsyncIterator[TurnEvent]:
         """Answer the last user message again on a sibling branch; the old answer stays reachable."""
         user = self._last_user()
-        async for event in self._reply(user.id):
+        async for event in self._turn(user.id):
             yield event
 
-    async def edit_last(self, text: str) -> AsyncIterator[StreamEvent]:
+    async def edit_last(self, text: str) -> AsyncIterator[TurnEvent]:
         """Resend an edited last user message as a new branch beside the original."""
         if not text.strip():
             raise ConversationError("nothing to send: the message is empty")
@@ -149,18 +162,83 @@ class Conversation:
         user = self.store.append(
             old.session_id, "user", Content.human(text), parent_id=old.parent_id, profile=self.profile_name
         )
-        async for event in self._reply(user.id):
+        async for event in self._turn(user.id):
             yield event
 
     def cancel(self) -> None:
-        """Stop the reply streaming now; what arrived is kept, marked interrupted."""
+        """Stop the turn now: the reply streaming (what arrived is kept, marked interrupted) or the
+        tool call waiting or running (it and the calls after it are answered as cancelled)."""
         self._cancelled = True
         if self._producer is not None:
             self._producer.cancel()
+        if self._round is not None:
+            self._round.cancel()
 
     @property
     def streaming(self) -> bool:
-        return self._streaming_parent is not None
+        """A turn is under way: a reply streaming, or its tool calls."""
+        return self._streaming_parent is not None or self._in_turn
+
+    # -- the tool loop -------------------------------------------------------
+    async def _turn(self, parent_id: str) -> AsyncIterator[TurnEvent]:
+        """Replies and rounds of tool calls until the model answers without calling a tool."""
+        if self.streaming:
+            raise ConversationError("a reply is already streaming; cancel it first")
+        self._in_turn = True
+        try:
+            rounds = 0
+            while True:
+                self._writer = None
+                async for event in self._reply(parent_id):
+                    yield event
+                writer, assembler = self._writer, self.assembler
+                if writer is None or writer.assistant is None or assembler is None:
+                    return
+                calls = assembler.content().tool_calls
+                if not calls:
+                    return
+                round_ = self._round = ToolRound(
+                    self.store,
+                    writer.session_id,
+                    writer.assistant.id,
+                    self.tools,
+                    self.approve,
+                    self._counter,
+                    self.settings.view.tools_max_result_tokens,
+                )
+                if self._cancelled or assembler.error is not None:
+                    round_.cancel()  # a reply cut short: its calls are answered, none is run
+                try:
+                    async for state in round_.run(calls):
+                        yield state
+                finally:
+                    self._round = None
+                if round_.cancelled:
+                    return
+                rounds += 1
+                if rounds >= self.settings.view.tools_max_steps:
+                    yield Notice(
+                        f"stopped after {rounds} rounds of tool calls (tools.maxSteps); send a message to go on"
+                    )
+                    return
+                parent_id = round_.parent_id
+        finally:
+            self._in_turn = False
+
+    def next_tools(self) -> list[ToolSpec]:
+        """The tools the next request will offer, as far as is known now."""
+        if self.tools is None or not self.settings.view.tools_enabled:
+            return []
+        return self.tools.definitions()
+
+    def tool_tokens(self, specs: list[ToolSpec]) -> int:
+        """Tokens of the tool definitions as the active provider sends them (``tools`` in /context)."""
+        if not specs:
+            return 0
+        text = json.dumps(self.provider.tool_definitions(specs), ensure_ascii=False)
+        if self._tool_tokens is None or self._tool_tokens[0] != text:
+            self._tool_tokens = (text, self._counter.count(text))
+        return self._tool_tokens[1]
 
     async def _pump(
         self,
@@ -170,12 +248,13 @@ class Conversation:
         system: str | None,
         queue: asyncio.Queue[StreamEvent | _End],
         room: asyncio.Semaphore,
+        tools: list[ToolSpec],
     ) -> None:
         """Read the provider into ``queue``, at most ``AHEAD`` events ahead of the consumer:
         a consumer slower than the stream (a display) slows the reading, not the memory.
         The closing events never wait for room, so the consumer always learns the end."""
         try:
-            async for event in provider.stream(messages, settings, system=system):
+            async for event in provider.stream(messages, settings, system=system, tools=tools):
                 await room.acquire()
                 queue.put_nowait(event)
         except asyncio.CancelledError:
@@ -192,9 +271,14 @@ class Conversation:
             writer.flush(assembler)
 
     async def _reply(self, parent_id: str) -> AsyncIterator[StreamEvent]:
-        if self.streaming:
+        if self._streaming_parent is not None:
             raise ConversationError("a reply is already streaming; cancel it first")
         session_id = self._session()
+        tools = self.tools if self.settings.view.tools_enabled else None
+        if tools is not None and tools.starting:
+            yield Notice(f"waiting for MCP servers to start: {', '.join(tools.starting)}")
+            await tools.settled(SERVER_WAIT)
+        self._offered = tools.definitions() if tools is not None else []
         # compaction pre-flight: measure, compact at most once, refuse what cannot fit
         preflight = Preflight(self, parent_id)
         async for event in preflight.run():
@@ -218,13 +302,15 @@ class Conversation:
             "estimated_input": self._estimate(stored, system),
             "policy": thinking_policy(settings),
         }
-        writer = ReplyWriter(self.store, session_id, parent_id, stamps, self.profile_name)
+        writer = self._writer = ReplyWriter(self.store, session_id, parent_id, stamps, self.profile_name)
         assembler = self.assembler = MessageAssembler()
         queue: asyncio.Queue[StreamEvent | _End] = asyncio.Queue()
         room = asyncio.Semaphore(AHEAD)
         self._cancelled = False
         self._streaming_parent = parent_id
-        self._producer = asyncio.create_task(self._pump(provider, messages, settings, system, queue, room))
+        self._producer = asyncio.create_task(
+            self._pump(provider, messages, settings, system, queue, room, self._offered)
+        )
         flusher = asyncio.create_task(self._flush_loop(writer, assembler))
         try:
             while True:
@@ -234,7 +320,9 @@ class Conversation:
                     if retry is None:
                         break
                     messages, retry, basis = retry, None, None  # a trimmed request is no basis for the gauge
-                    self._producer = asyncio.create_task(self._pump(provider, messages, settings, system, queue, room))
+                    self._producer = asyncio.create_task(
+                        self._pump(provider, messages, settings, system, queue, room, self._offered)
+                    )
                     continue
                 event = item
                 if (
@@ -286,7 +374,7 @@ class Conversation:
             provider=self.config.provider,
             model=self.config.model,
             system_prompt=system or "",
-            tools_tokens=0,
+            tools_tokens=self.tool_tokens(self._offered),
             basis=None,
             counter=self._counter,
         ).effective
@@ -320,7 +408,7 @@ class Conversation:
             provider=self.config.provider,
             model=self.config.model,
             system_prompt=self.settings.view.system_prompt or "",
-            tools_tokens=0,
+            tools_tokens=self.tool_tokens(self.next_tools()),
             basis=_basis(chain),
             counter=self._counter,
         )

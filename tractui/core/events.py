@@ -143,6 +143,25 @@ class Done:
     reply_metadata: dict[str, Any] = field(default_factory=dict)  # kept with the reply, echoed as the protocol asks
 
 
+ToolStatus = Literal["waiting", "running", "done", "error", "denied", "cancelled", "timeout", "unknown", "interrupted"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallState:
+    """A tool call of the reply moved on: waiting for consent, running, or finished.
+
+    Not a provider event: the conversation's tool loop emits it between the
+    replies of a turn. ``result`` is what the model receives (finished states).
+    """
+
+    call_id: str
+    status: ToolStatus
+    server: str = ""
+    tool: str = ""
+    result: str = ""
+    duration: float = 0.0
+
+
 StreamEvent: TypeAlias = (
     ThinkingDelta
     | TextDelta
@@ -159,3 +178,6 @@ StreamEvent: TypeAlias = (
 )
 
 ExtractorEvent: TypeAlias = ThinkingDelta | TextDelta | ReclassifyAsThinking | ThinkingEnd
+
+# what a conversation turn streams: the provider's events, and its tool loop's
+TurnEvent: TypeAlias = StreamEvent | ToolCallState

@@ -139,6 +139,22 @@ SPECS: tuple[SettingSpec, ...] = (
         "timeout", "float", 60.0, "Seconds without data before a stream counts as stalled.", minimum=1.0, maximum=3600.0
     ),
     _spec("system-prompt", "str", "", "System prompt sent before the conversation."),
+    _spec("tools.enabled", "bool", True, "Offer the MCP servers' tools to the model."),
+    _spec(
+        "tools.maxSteps",
+        "int",
+        25,
+        "Tool calls rounds in one turn before tractui stops the loop.",
+        minimum=1,
+        maximum=500,
+    ),
+    _spec(
+        "tools.maxResultTokens",
+        "int",
+        8192,
+        "A tool result longer than this is cut (the cut is marked) before the model gets it.",
+        minimum=64,
+    ),
     _spec("compaction.auto", "bool", True, "Compact automatically when the gauge passes the threshold."),
     _spec("compaction.model", "str", None, "Model used to summarise (default: the active one).", optional=True),
     _spec("compaction.profile", "str", None, "Profile used to summarise (default: the active one).", optional=True),

@@ -46,6 +46,9 @@ class SettingsView:
     retries: int
     timeout: float
     system_prompt: str
+    tools_enabled: bool
+    tools_max_steps: int
+    tools_max_result_tokens: int
     compaction_auto: bool
     compaction_model: str | None
     compaction_profile: str | None

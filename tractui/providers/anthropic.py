@@ -326,6 +326,9 @@ class AnthropicProvider(Provider):
     def extra_headers(self, settings: Settings) -> dict[str, str]:
         return {"anthropic-beta": INTERLEAVED_BETA} if thinking_budget(settings) is not None else {}
 
+    def tool_definitions(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
+
     def build_request(
         self,
         messages: list[Content],
@@ -346,9 +349,7 @@ class AnthropicProvider(Provider):
         if prompt:
             body["system"] = prompt
         if tools:
-            body["tools"] = [
-                {"name": tool.name, "description": tool.description, "input_schema": tool.parameters} for tool in tools
-            ]
+            body["tools"] = self.tool_definitions(tools)
         if plan.budget is not None and not loop_lacks_thinking(converted):
             body["thinking"] = {"type": "enabled", "budget_tokens": plan.budget}
         elif settings.view.temperature is not None:

@@ -302,6 +302,12 @@ class GeminiProvider(Provider):
     def auth_headers(self, key: str | None) -> dict[str, str]:
         return {"x-goog-api-key": key} if key else {}
 
+    def tool_definitions(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        declarations = [
+            {"name": t.name, "description": t.description, "parametersJsonSchema": t.parameters} for t in tools
+        ]
+        return [{"functionDeclarations": declarations}]
+
     def build_request(
         self,
         messages: list[Content],
@@ -326,11 +332,7 @@ class GeminiProvider(Provider):
         if generation:
             body["generationConfig"] = generation
         if tools:
-            declarations = [
-                {"name": tool.name, "description": tool.description, "parametersJsonSchema": tool.parameters}
-                for tool in tools
-            ]
-            body["tools"] = [{"functionDeclarations": declarations}]
+            body["tools"] = self.tool_definitions(tools)
         return body
 
     def new_parser(self, settings: Settings) -> GeminiParser:

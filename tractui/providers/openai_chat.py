@@ -237,7 +237,7 @@ class OpenAIChatProvider(Provider):
             "stream_options": {"include_usage": True},
         }
         if tools:
-            body["tools"] = [tool_definition(tool) for tool in tools]
+            body["tools"] = self.tool_definitions(tools)
         self._reasoning_params(body, settings)
         max_tokens = settings.view.max_tokens
         if max_tokens is not None:
@@ -289,14 +289,6 @@ class OpenAIChatProvider(Provider):
             else:
                 out.append(_assistant(message, field_name if send_field else None))
         return out
-
-
-def tool_definition(tool: ToolSpec) -> dict[str, Any]:
-    """A tool as Chat Completions declares one."""
-    return {
-        "type": "function",
-        "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
-    }
 
 
 def _tool_calls(calls: list[ToolCallBlock]) -> list[dict[str, Any]]:

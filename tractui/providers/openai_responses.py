@@ -287,6 +287,12 @@ class OpenAIResponsesProvider(Provider):
     def url(self, settings: Settings) -> str:
         return f"{self.base_url}/responses"
 
+    def tool_definitions(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        return [
+            {"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in tools
+        ]
+
     def build_request(
         self,
         messages: list[Content],
@@ -309,10 +315,7 @@ class OpenAIResponsesProvider(Provider):
         if settings.view.max_tokens is not None:
             body["max_output_tokens"] = settings.view.max_tokens
         if tools:
-            body["tools"] = [
-                {"type": "function", "name": tool.name, "description": tool.description, "parameters": tool.parameters}
-                for tool in tools
-            ]
+            body["tools"] = self.tool_definitions(tools)
         return body
 
     def notices(self, settings: Settings) -> list[str]:

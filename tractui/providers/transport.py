@@ -138,6 +138,13 @@ class Provider(ABC):
         self._noted: set[str] = set()
 
     # -- what a provider module supplies ------------------------------------
+    def tool_definitions(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+        """``tools`` as this protocol declares them in a request (the gauge counts exactly these)."""
+        return [
+            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+            for t in tools
+        ]
+
     @abstractmethod
     def build_request(
         self,

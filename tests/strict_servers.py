@@ -1,0 +1,435 @@
+"""Strict loopback models for tool loops: one per wire protocol, enforcing each vendor's rules.
+
+Each ``Strict*`` is a handler for ``LoopbackServer`` (``loopback.default =
+model``). It plays a scripted model: every request is checked against the
+rules the real API enforces for a tool loop — thinking, signatures and
+reasoning items echoed exactly, every call answered, ids byte for byte —
+and a broken rule gets the vendor's own 400 text, so a test fails the way a
+user would. Otherwise the next scripted step is streamed back: thinking,
+then tool calls, or the final answer.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from loopback import Reply, Request, encode_sse, error
+
+
+@dataclass
+class Step:
+    """One reply of the scripted model: its thinking, then calls ``(tool name, arguments)`` or text."""
+
+    thinking: str
+    calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    text: str = ""
+
+
+@dataclass
+class Strict:
+    steps: list[Step]
+    refusals: list[str] = field(default_factory=list)  # every 400 sent, for the test to show
+    served: int = 0
+    _ids: itertools.count[int] = field(default_factory=itertools.count)
+
+    def __call__(self, request: Request) -> Reply:
+        body = request.json
+        problem = self.check(body)
+        if problem is not None:
+            self.refusals.append(problem)
+            return self.refuse(problem)
+        step = self.steps[min(self.served, len(self.steps) - 1)]
+        self.served += 1
+        return self.stream(step, body)
+
+    def check(self, body: Any) -> str | None:
+        raise NotImplementedError
+
+    def refuse(self, message: str) -> Reply:
+        return error(400, {"error": {"message": message, "type": "invalid_request_error"}})
+
+    def stream(self, step: Step, body: Any) -> Reply:
+        raise NotImplementedError
+
+
+# -- OpenAI-compatible: Kimi and DeepSeek with thinking ---------------------------------------------
+KIMI_MISSING = "thinking is enabled but reasoning_content is missing in assistant tool call message at index {i}"
+DEEPSEEK_MISSING = "The `reasoning_content` in the thinking mode must be passed back to the API."
+OPENAI_UNANSWERED = (
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+    "'tool_call_id'. The following tool_call_ids did not have response messages: {ids}"
+)
+
+
+@dataclass
+class StrictChat(Strict):
+    """Kimi (``functions.NAME:IDX`` ids) or DeepSeek V4: reasoning_content back on every tool-call message."""
+
+    vendor: str = "kimi"
+    field_name: str = "reasoning_content"
+    issued: dict[str, str] = field(default_factory=dict)  # call id -> the reasoning of its step
+
+    def thinking_on(self, body: dict[str, Any]) -> bool:
+        return (body.get("thinking") or {}).get("type") != "disabled"
+
+    def check(self, body: Any) -> str | None:
+        messages = body["messages"]
+        for i, message in enumerate(messages):
+            calls = message.get("tool_calls") or []
+            if message.get("role") != "assistant" or not calls:
+                continue
+            if self.thinking_on(body) and self.field_name not in message:
+                return KIMI_MISSING.format(i=i) if self.vendor == "kimi" else DEEPSEEK_MISSING
+            for call in calls:
+                if call["id"] not in self.issued:
+                    return f"tool_call_id {call['id']} is not found"
+                if self.vendor == "deepseek" and message.get(self.field_name) != self.issued[call["id"]]:
+                    return DEEPSEEK_MISSING
+            answered = set()
+            for later in messages[i + 1 :]:
+                if later.get("role") != "tool":
+                    break
+                answered.add(later.get("tool_call_id"))
+            missing = [c["id"] for c in calls if c["id"] not in answered]
+            if missing:
+                return OPENAI_UNANSWERED.format(ids=", ".join(missing))
+        return None
+
+    def stream(self, step: Step, body: Any) -> Reply:
+        base = {"id": "chatcmpl-strict", "object": "chat.completion.chunk", "created": 0, "model": body["model"]}
+        chunks: list[Any] = []
+
+        def delta(d: dict[str, Any], finish: str | None = None) -> None:
+            chunks.append({**base, "choices": [{"index": 0, "delta": d, "finish_reason": finish}]})
+
+        for piece in _halves(step.thinking):
+            delta({self.field_name: piece})
+        for index, (name, arguments) in enumerate(step.calls):
+            number = next(self._ids)
+            call_id = f"functions.{name}:{number}" if self.vendor == "kimi" else f"call_{number:08x}"
+            self.issued[call_id] = step.thinking
+            text = json.dumps(arguments)
+            delta({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": {"name": name}}]})
+            for piece in _halves(text):
+                delta({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+        for piece in _halves(step.text):
+            delta({"content": piece})
+        delta({}, "tool_calls" if step.calls else "stop")
+        chunks.append({**base, "choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 20}})
+        return Reply(body=encode_sse(chunks))
+
+
+# -- Anthropic with thinking --------------------------------------------------------------------------
+ANTHROPIC_START = (
+    "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{found}`. When `thinking` "
+    "is enabled, a final `assistant` message must start with a thinking block (preceeding the lastmost set of "
+    "`tool_use` and `tool_result` blocks). To avoid this requirement, disable `thinking`."
+)
+ANTHROPIC_MODIFIED = (
+    "messages.{i}.content.{j}: `thinking` or `redacted_thinking` blocks in the latest assistant message cannot be "
+    "modified. These blocks must remain as they were in the original response."
+)
+ANTHROPIC_SIGNATURE = "messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
+ANTHROPIC_UNANSWERED = (
+    "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. Each `tool_use` "
+    "block must have a corresponding `tool_result` block in the next message."
+)
+ANTHROPIC_FORCED = "Thinking may not be enabled when tool_choice forces tool use."
+
+
+@dataclass
+class StrictAnthropic(Strict):
+    signed: dict[str, str] = field(default_factory=dict)  # signature -> thinking text
+
+    def check(self, body: Any) -> str | None:
+        thinking = body.get("thinking") is not None
+        choice = (body.get("tool_choice") or {}).get("type")
+        if thinking and choice in ("any", "tool"):
+            return ANTHROPIC_FORCED
+        messages = body["messages"]
+        for i, message in enumerate(messages):
+            if message["role"] != "assistant":
+                continue
+            ids = [b["id"] for b in message["content"] if b.get("type") == "tool_use"]
+            if ids:
+                following = messages[i + 1]["content"] if i + 1 < len(messages) else []
+                answered = {b.get("tool_use_id") for b in following if b.get("type") == "tool_result"}
+                missing = [x for x in ids if x not in answered]
+                if missing:
+                    return ANTHROPIC_UNANSWERED.format(i=i, ids=", ".join(missing))
+            for j, block in enumerate(message["content"]):
+                if block.get("type") == "thinking":
+                    if block.get("signature") not in self.signed:
+                        return ANTHROPIC_SIGNATURE.format(i=i, j=j)
+                    if self.signed[block["signature"]] != block.get("thinking"):
+                        return ANTHROPIC_MODIFIED.format(i=i, j=j)
+        last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "assistant"), None)
+        ends_in_results = any(b.get("type") == "tool_result" for b in messages[-1]["content"])
+        if thinking and last is not None and ends_in_results:
+            first = messages[last]["content"][0]["type"]
+            if first not in ("thinking", "redacted_thinking"):
+                return ANTHROPIC_START.format(i=last, found=first)
+        return None
+
+    def refuse(self, message: str) -> Reply:
+        return error(400, {"type": "error", "error": {"type": "invalid_request_error", "message": message}})
+
+    def stream(self, step: Step, body: Any) -> Reply:
+        events: list[Any] = [
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_strict",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body["model"],
+                    "content": [],
+                    "usage": {"input_tokens": 50, "output_tokens": 1},
+                },
+            }
+        ]
+        index = 0
+        if body.get("thinking") is not None and step.thinking:
+            signature = f"sig-{next(self._ids)}-" + "A" * 24
+            self.signed[signature] = step.thinking
+            events.append(
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                }
+            )
+            for piece in _halves(step.thinking):
+                events.append(
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "thinking_delta", "thinking": piece},
+                    }
+                )
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "signature_delta", "signature": signature},
+                }
+            )
+            events.append({"type": "content_block_stop", "index": index})
+            index += 1
+        if step.text:
+            events.append(
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            )
+            events.append(
+                {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": step.text}}
+            )
+            events.append({"type": "content_block_stop", "index": index})
+            index += 1
+        for name, arguments in step.calls:
+            call_id = f"toolu_{next(self._ids):020d}"
+            events.append(
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}},
+                }
+            )
+            for piece in _halves(json.dumps(arguments)):
+                events.append(
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": piece},
+                    }
+                )
+            events.append({"type": "content_block_stop", "index": index})
+            index += 1
+        events.append(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use" if step.calls else "end_turn"},
+                "usage": {"output_tokens": 20},
+            }
+        )
+        events.append({"type": "message_stop"})
+        return Reply(body=encode_sse(events, done=False, event_names=[e["type"] for e in events]))
+
+
+# -- Gemini 3 -----------------------------------------------------------------------------------------
+GEMINI_SIGNATURE = (
+    "Function call is missing a thought_signature in functionCall parts. This is required for tools to work "
+    "correctly, and missing thought_signature may lead to degraded model performance. Additional data, function "
+    "call `default_api:{name}` , position {position}. Please refer to "
+    "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
+)
+GEMINI_COUNT = (
+    "Please ensure that the number of function response parts is equal to the number of function call parts of "
+    "the function call turn."
+)
+SKIP = "skip_thought_signature_validator"
+
+
+@dataclass
+class StrictGemini(Strict):
+    signatures: set[str] = field(default_factory=set)
+
+    def check(self, body: Any) -> str | None:
+        contents = body["contents"]
+        start = 0
+        for i in range(len(contents) - 1, -1, -1):
+            parts = contents[i]["parts"]
+            if contents[i]["role"] == "user" and any("text" in p for p in parts):
+                start = i + 1
+                break
+        for i, content in enumerate(contents):
+            calls = [p for p in content["parts"] if "functionCall" in p]
+            if content["role"] != "model" or not calls:
+                continue
+            if i >= start:
+                signature = calls[0].get("thoughtSignature")
+                if signature != SKIP and signature not in self.signatures:
+                    return GEMINI_SIGNATURE.format(name=calls[0]["functionCall"]["name"], position=i + 1)
+            following = contents[i + 1]["parts"] if i + 1 < len(contents) else []
+            if len([p for p in following if "functionResponse" in p]) != len(calls):
+                return GEMINI_COUNT
+        return None
+
+    def refuse(self, message: str) -> Reply:
+        return error(400, {"error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}})
+
+    def stream(self, step: Step, body: Any) -> Reply:
+        parts: list[dict[str, Any]] = []
+        if step.thinking:
+            parts.append({"text": step.thinking, "thought": True})
+        for k, (name, arguments) in enumerate(step.calls):
+            part: dict[str, Any] = {"functionCall": {"name": name, "args": arguments}}
+            if k == 0:
+                signature = f"CiQB{next(self._ids):08d}sig"
+                self.signatures.add(signature)
+                part["thoughtSignature"] = signature
+            parts.append(part)
+        if step.text:
+            parts.append({"text": step.text})
+        chunk = {
+            "candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 50, "candidatesTokenCount": 20, "totalTokenCount": 70},
+            "modelVersion": "gemini-3-pro-preview",
+        }
+        return Reply(body=encode_sse([chunk], done=False))
+
+
+# -- OpenAI Responses ---------------------------------------------------------------------------------
+RESPONSES_REASONING = "Item '{fc}' of type 'function_call' was provided without its required 'reasoning' item: '{rs}'."
+RESPONSES_OUTPUT = "No tool call found for function call output with call_id {call_id}."
+
+
+@dataclass
+class StrictResponses(Strict):
+    pairs: dict[str, str] = field(default_factory=dict)  # function_call item id -> its reasoning item id
+    encrypted: dict[str, str] = field(default_factory=dict)  # reasoning item id -> encrypted content
+    by_call: dict[str, str] = field(default_factory=dict)  # call_id -> its reasoning item id
+    degraded: list[str] = field(default_factory=list)  # calls sent back without their reasoning (accepted, worse)
+
+    def check(self, body: Any) -> str | None:
+        if body.get("store") is not False:
+            return "store must be false for this test: reasoning comes back as encrypted content"
+        seen_reasoning: set[str] = set()
+        calls: set[str] = set()
+        for item in body["input"]:
+            kind = item.get("type")
+            if kind == "reasoning":
+                if self.encrypted.get(item.get("id", "")) != item.get("encrypted_content"):
+                    return f"The encrypted content for item {item.get('id')} could not be verified."
+                seen_reasoning.add(item["id"])
+            elif kind == "function_call":
+                calls.add(item["call_id"])
+                if item["call_id"] in self.by_call and self.by_call[item["call_id"]] not in seen_reasoning:
+                    self.degraded.append(item["call_id"])
+                needed = self.pairs.get(item.get("id", ""))
+                if needed is not None and needed not in seen_reasoning:
+                    return RESPONSES_REASONING.format(fc=item["id"], rs=needed)
+            elif kind == "function_call_output" and item["call_id"] not in calls:
+                return RESPONSES_OUTPUT.format(call_id=item["call_id"])
+        return None
+
+    def stream(self, step: Step, body: Any) -> Reply:
+        n = next(self._ids)
+        events: list[Any] = [{"type": "response.created", "response": {"id": f"resp_{n}", "model": body["model"]}}]
+        output = 0
+        rs = f"rs_{n:012d}"
+        if step.thinking:
+            encrypted = f"gAAAA{n:06d}" + "x" * 16
+            self.encrypted[rs] = encrypted
+            events.append(
+                {
+                    "type": "response.output_item.added",
+                    "output_index": output,
+                    "item": {"id": rs, "type": "reasoning", "summary": []},
+                }
+            )
+            events.append(
+                {
+                    "type": "response.reasoning_summary_text.delta",
+                    "item_id": rs,
+                    "output_index": output,
+                    "summary_index": 0,
+                    "delta": step.thinking,
+                }
+            )
+            events.append(
+                {
+                    "type": "response.output_item.done",
+                    "output_index": output,
+                    "item": {
+                        "id": rs,
+                        "type": "reasoning",
+                        "encrypted_content": encrypted,
+                        "summary": [{"type": "summary_text", "text": step.thinking}],
+                    },
+                }
+            )
+            output += 1
+        for k, (name, arguments) in enumerate(step.calls):
+            fc, call_id = f"fc_{n:06d}{k}", f"call_{n:06d}{k}"
+            if step.thinking:
+                self.pairs[fc] = rs
+                self.by_call[call_id] = rs
+            item = {"id": fc, "type": "function_call", "call_id": call_id, "name": name, "arguments": ""}
+            events.append({"type": "response.output_item.added", "output_index": output, "item": item})
+            text = json.dumps(arguments)
+            events.append(
+                {"type": "response.function_call_arguments.delta", "item_id": fc, "output_index": output, "delta": text}
+            )
+            events.append(
+                {"type": "response.output_item.done", "output_index": output, "item": {**item, "arguments": text}}
+            )
+            output += 1
+        if step.text:
+            events.append(
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": "msg_1",
+                    "output_index": output,
+                    "content_index": 0,
+                    "delta": step.text,
+                }
+            )
+        events.append(
+            {
+                "type": "response.completed",
+                "response": {
+                    "id": f"resp_{n}",
+                    "status": "completed",
+                    "usage": {"input_tokens": 50, "output_tokens": 20},
+                },
+            }
+        )
+        return Reply(body=encode_sse(events, done=False, event_names=[e["type"] for e in events]))
+
+
+def _halves(text: str) -> list[str]:
+    half = len(text) // 2
+    return [piece for piece in (text[:half], text[half:]) if piece]

@@ -1,0 +1,152 @@
+"""One round of a tool loop: the calls a reply made, each asked about, run and answered in order.
+
+Every call id gets exactly one result, stored as a ``tool`` commit, also when
+the call is denied, cancelled, timed out, unknown or failed: a provider
+refuses the next request for a call left without one. Consent comes first:
+a call the policy does not already allow waits for the front end's choice
+(the app asks; print mode denies unless a flag allows).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from tractui.core.content import Content, ToolCallBlock, ToolResultBlock
+from tractui.core.events import ToolCallState, ToolStatus
+from tractui.core.tokens import TokenCounter
+from tractui.core.tools import ToolSpec
+from tractui.store.history import HistoryStore
+from tractui.tools.consent import ConsentPolicy, Decision, ToolRequest
+from tractui.tools.toolbox import ToolOutcome
+
+Approver = Callable[[ToolRequest], Awaitable[Decision]]
+T = TypeVar("T")
+
+NO_CONSENT = "not run: tools need the user's consent and none could be asked (--allow-tool NAME allows one)"
+CANCELLED = "cancelled by the user before it finished"
+UNKNOWN = "not run: tractui offered no tool named '{name}'"
+
+
+class ToolRunner(Protocol):
+    """What the loop needs of the tools (``tractui.tools.toolbox.Toolbox`` is the real one)."""
+
+    consent: ConsentPolicy
+
+    @property
+    def starting(self) -> list[str]:
+        """Servers not ready yet: the next request waits for them (bounded)."""
+        ...
+
+    async def settled(self, timeout: float | None = None) -> bool: ...
+
+    def definitions(self) -> list[ToolSpec]: ...
+
+    def request(self, call: ToolCallBlock) -> ToolRequest | None: ...
+
+    async def call(self, request: ToolRequest, *, counter: TokenCounter, max_tokens: int) -> ToolOutcome: ...
+
+
+@dataclass
+class ToolRound:
+    """Runs the calls of one reply; ``parent_id`` is the head once it is done (the last result)."""
+
+    store: HistoryStore
+    session_id: str
+    parent_id: str
+    tools: ToolRunner | None
+    approve: Approver | None
+    counter: TokenCounter
+    max_tokens: int
+    cancelled: bool = False
+    _task: asyncio.Future[Any] | None = None
+
+    async def run(self, calls: list[ToolCallBlock]) -> AsyncIterator[ToolCallState]:
+        pending = list(calls)
+        try:
+            while pending and not self.cancelled:
+                call = pending.pop(0)
+                async for state in self._one(call):
+                    yield state
+        finally:
+            for call in pending:  # Esc, or the consumer went away: every call still gets a result
+                self._answer(call, "cancelled", CANCELLED, 0.0)
+
+    def cancel(self) -> None:
+        """Stop at once: the call waiting or running is cancelled, the rest are answered as cancelled."""
+        self.cancelled = True
+        if self._task is not None:
+            self._task.cancel()
+
+    async def _one(self, call: ToolCallBlock) -> AsyncIterator[ToolCallState]:
+        request = self.tools.request(call) if self.tools is not None else None
+        if request is None:
+            yield self._answer(call, "unknown", UNKNOWN.format(name=call.name), 0.0)
+            return
+        if not self.tools_consent(request):
+            yield ToolCallState(call.id, "waiting", server=request.server, tool=request.tool)
+            decision = await self._guarded(self._decide(request))
+            if decision is None:
+                yield self._answer(call, "cancelled", CANCELLED, 0.0, request)
+                return
+            if not decision.allowed:
+                why = f"denied by the user: {decision.reason}" if decision.reason else "denied by the user"
+                if self.approve is None:
+                    why = NO_CONSENT
+                yield self._answer(call, "denied", why, 0.0, request)
+                return
+        yield ToolCallState(call.id, "running", server=request.server, tool=request.tool)
+        started = time.monotonic()
+        assert self.tools is not None
+        outcome = await self._guarded(self.tools.call(request, counter=self.counter, max_tokens=self.max_tokens))
+        if outcome is None:
+            yield self._answer(call, "cancelled", CANCELLED, time.monotonic() - started, request)
+            return
+        yield self._answer(call, outcome.status, outcome.text, outcome.duration, request)
+
+    def tools_consent(self, request: ToolRequest) -> bool:
+        assert self.tools is not None
+        return self.tools.consent.preapproved(request)
+
+    async def _decide(self, request: ToolRequest) -> Decision:
+        if self.approve is None:
+            return Decision("deny")
+        decision = await self.approve(request)
+        assert self.tools is not None
+        self.tools.consent.record(request, decision)
+        return decision
+
+    async def _guarded(self, work: Awaitable[T]) -> T | None:
+        """``work`` in a task Esc can cancel; ``None`` when it was."""
+        task: asyncio.Task[T] = asyncio.ensure_future(work)
+        self._task = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if task.cancelled() and self.cancelled:
+                return None
+            raise
+        finally:
+            self._task = None
+
+    def _answer(
+        self, call: ToolCallBlock, status: ToolStatus, text: str, duration: float, request: ToolRequest | None = None
+    ) -> ToolCallState:
+        """Store the call's result (one ``tool`` commit) and say so."""
+        result = ToolResultBlock(tool_call_id=call.id, content=text, is_error=status != "done")
+        metadata = {"status": status, "duration": round(duration, 3), "name": call.name}
+        if request is not None:
+            metadata.update(server=request.server, tool=request.tool)
+        commit = self.store.append(
+            self.session_id,
+            "tool",
+            Content(speaker="tool", blocks=[result], metadata=metadata),
+            parent_id=self.parent_id,
+        )
+        self.parent_id = commit.id
+        server = request.server if request else ""
+        tool = request.tool if request else call.name
+        return ToolCallState(call.id, status, server=server, tool=tool, result=text, duration=duration)

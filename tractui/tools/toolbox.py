@@ -1,0 +1,171 @@
+"""The MCP servers of a session and the tools they offer, as the conversation's tool loop uses them.
+
+Servers start in the background (``start``); their tools are offered under
+provider-safe names (``names``), less the ones the configuration filters out
+or the user switched off. A call goes to the server behind its name and comes
+back as the text the model receives; every failure is a result too (an
+unknown tool, a server that died, a timeout), so each call id gets one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tractui.config.mcp import McpConfig
+from tractui.core.content import ToolCallBlock
+from tractui.core.events import ToolStatus
+from tractui.core.tokens import TokenCounter
+from tractui.core.tools import ToolSpec
+from tractui.tools.consent import ConsentPolicy, ToolRequest, fingerprint
+from tractui.tools.names import ToolNames
+from tractui.tools.results import capped, result_text
+from tractui.tools.server import McpConnection, leaf, one_line
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    status: ToolStatus  # done | error | timeout | unknown (denied and cancelled are the loop's)
+    text: str  # what the model receives
+    duration: float = 0.0
+
+
+class Toolbox:
+    def __init__(
+        self,
+        config: McpConfig,
+        *,
+        log_dir: Path,
+        consent: ConsentPolicy,
+        servers: Collection[str] | None = None,
+        forbidden_env: frozenset[str] = frozenset(),
+        on_change: Callable[[McpConnection], None] | None = None,
+    ) -> None:
+        self.consent = consent
+        self.names = ToolNames()
+        self.switched_off: set[tuple[str, str]] = set()
+        self.connections: dict[str, McpConnection] = {
+            name: McpConnection(name, server, log_dir / f"{name}.log", forbidden_env, on_change)
+            for name, server in config.servers.items()
+            if server.enabled and (servers is None or name in servers)
+        }
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # -- lifecycle -----------------------------------------------------------
+    def start(self) -> None:
+        """Start every server in the background (each in its owner task)."""
+        if self._tasks:
+            return
+        self._tasks = [asyncio.create_task(c.run(), name=f"mcp:{c.name}") for c in self.connections.values()]
+
+    @property
+    def started(self) -> bool:
+        return bool(self._tasks) or not self.connections
+
+    async def settled(self, timeout: float | None = None) -> bool:
+        """Until every server is ready or failed (at most ``timeout`` s); whether all settled."""
+        waits = [c.wait_settled() for c in self.connections.values()]
+        if not waits:
+            return True
+        try:
+            await asyncio.wait_for(asyncio.gather(*waits), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    @property
+    def starting(self) -> list[str]:
+        return [c.name for c in self.connections.values() if c.state == "starting"]
+
+    async def aclose(self) -> None:
+        """Stop every server at once (each shutdown is bounded); called before the app exits."""
+        await asyncio.gather(*(c.stop() for c in self.connections.values()))
+        for task in self._tasks:
+            if not task.done():
+                task.cancel()
+        self._tasks.clear()
+
+    # -- what is offered -----------------------------------------------------
+    def definitions(self) -> list[ToolSpec]:
+        """The tools offered to the model now, under their provider names."""
+        specs: list[ToolSpec] = []
+        for connection in self.connections.values():
+            if connection.state != "ready":
+                continue
+            for tool in connection.tools:
+                if not self.offered(connection.name, tool.name):
+                    continue
+                specs.append(
+                    ToolSpec(
+                        name=self.names.name_for(connection.name, tool.name),
+                        description=tool.description or "",
+                        parameters=_object_schema(tool.input_schema),
+                    )
+                )
+        return specs
+
+    def offered(self, server: str, tool: str) -> bool:
+        connection = self.connections.get(server)
+        if connection is None:
+            return False
+        return connection.config.tools.offers(tool) and (server, tool) not in self.switched_off
+
+    def request(self, call: ToolCallBlock) -> ToolRequest | None:
+        """What the model asked for, as the user sees it; ``None`` for a name tractui never offered."""
+        pair = self.names.pair_for(call.name)
+        if pair is None:
+            return None
+        server, name = pair
+        connection = self.connections.get(server)
+        tool = next((t for t in connection.tools if t.name == name), None) if connection else None
+        if tool is None or not self.offered(server, name):
+            return None
+        definition = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+        annotations = tool.annotations
+        return ToolRequest(
+            call_id=call.id,
+            name=call.name,
+            server=server,
+            tool=name,
+            arguments=call.arguments,
+            description=tool.description or "",
+            fingerprint=fingerprint(definition),
+            read_only=bool(annotations and annotations.read_only_hint),
+        )
+
+    # -- calling -------------------------------------------------------------
+    async def call(self, request: ToolRequest, *, counter: TokenCounter, max_tokens: int) -> ToolOutcome:
+        """Run the call; any failure comes back as an error result. Cancelling the caller cancels the call."""
+        started = time.monotonic()
+        try:
+            arguments = json.loads(request.arguments) if request.arguments.strip() else {}
+        except ValueError as err:
+            return ToolOutcome("error", f"the arguments are not JSON ({err}); nothing was run", 0.0)
+        if not isinstance(arguments, dict):
+            return ToolOutcome("error", "the arguments must be a JSON object; nothing was run", 0.0)
+        connection = self.connections[request.server]
+        try:
+            result = await connection.call(request.tool, arguments)
+        except Exception as exc:  # protocol failures, timeouts, malformed results: one line for the model
+            return _failure(leaf(exc), time.monotonic() - started)
+        text, _ = capped(result_text(result), max_tokens, counter)
+        return ToolOutcome("error" if result.is_error else "done", text, time.monotonic() - started)
+
+
+def _failure(exc: BaseException, duration: float) -> ToolOutcome:
+    code = getattr(getattr(exc, "error", None), "code", getattr(exc, "code", None))
+    if code == -32001 or isinstance(exc, TimeoutError):
+        return ToolOutcome("timeout", f"the tool did not answer in time: {one_line(str(exc))}", duration)
+    return ToolOutcome("error", f"the tool call failed: {type(exc).__name__}: {one_line(str(exc))}", duration)
+
+
+def _object_schema(schema: Any) -> dict[str, Any]:
+    """The input schema as the providers take it: a JSON object schema, whatever the server sent."""
+    if isinstance(schema, dict) and schema.get("type") == "object":
+        return dict(schema)
+    return {"type": "object", "properties": {}}
