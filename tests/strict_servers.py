@@ -76,18 +76,22 @@ class StrictChat(Strict):
         return (body.get("thinking") or {}).get("type") != "disabled"
 
     def check(self, body: Any) -> str | None:
+        """Every tool-call message carries the reasoning field while thinking is on; within the turn
+        in progress (after the last user message) it must be the reasoning of that step, as issued."""
         messages = body["messages"]
+        turn = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
         for i, message in enumerate(messages):
             calls = message.get("tool_calls") or []
             if message.get("role") != "assistant" or not calls:
                 continue
+            missing = KIMI_MISSING.format(i=i) if self.vendor == "kimi" else DEEPSEEK_MISSING
             if self.thinking_on(body) and self.field_name not in message:
-                return KIMI_MISSING.format(i=i) if self.vendor == "kimi" else DEEPSEEK_MISSING
+                return missing
             for call in calls:
                 if call["id"] not in self.issued:
                     return f"tool_call_id {call['id']} is not found"
-                if self.vendor == "deepseek" and message.get(self.field_name) != self.issued[call["id"]]:
-                    return DEEPSEEK_MISSING
+                if i > turn and self.thinking_on(body) and message.get(self.field_name) != self.issued[call["id"]]:
+                    return missing
             answered = set()
             for later in messages[i + 1 :]:
                 if later.get("role") != "tool":

@@ -287,7 +287,9 @@ class OpenAIChatProvider(Provider):
             elif index >= loop:
                 out.append(_loop_step(message, field_name, thinking_on=settings.view.reasoning_enabled))
             else:
-                out.append(_assistant(message, field_name if send_field else None))
+                out.append(
+                    _assistant(message, field_name if send_field else None, field_name, settings.view.reasoning_enabled)
+                )
         return out
 
 
@@ -311,16 +313,21 @@ def _with_think_tags(message: Content) -> str:
     return "".join(parts)
 
 
-def _assistant(message: Content, field_name: str | None) -> dict[str, Any]:
+def _assistant(message: Content, send_as: str | None, field_name: str, thinking_on: bool) -> dict[str, Any]:
+    """An earlier turn's message: thinking in ``send_as`` when the policy sends it. A message that
+    called tools always has the field while thinking is on (empty when the policy keeps its
+    thinking back): Kimi and DeepSeek refuse a history with a tool-call message without it."""
     calls = message.tool_calls
     text = message.text
     entry: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
-    if field_name:
+    if send_as:
         # Signed or foreign thinking goes as plain text: this field carries no signature.
         thought = thinking_to_reasoning_field(message)
         if thought:
-            entry[field_name] = thought
+            entry[send_as] = thought
     if calls:
+        if thinking_on and field_name not in entry:
+            entry[field_name] = ""
         entry["tool_calls"] = _tool_calls(calls)
     return entry
 

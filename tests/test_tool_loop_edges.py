@@ -1,0 +1,283 @@
+"""Tool loops when things go their own way: consent refused or never asked, unknown tools, timeouts,
+a server that dies mid-call, Esc, the step limit, hostile results, a profile switched mid-loop, and
+a history left by a killed process. Every call id always gets a result, so the strict server (which
+refuses any dangling call with the vendor's words) accepts every next request."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from loopback import LoopbackServer
+from strict_servers import Step, StrictAnthropic, StrictChat, StrictGemini
+
+from tractui.config.mcp import McpConfig, McpServer
+from tractui.conversation.conversation import Conversation
+from tractui.conversation.tool_loop import NO_CONSENT
+from tractui.core.content import Content, ThinkingBlock, ToolCallBlock
+from tractui.core.events import Notice, ToolCallState
+from tractui.core.settings import Settings
+from tractui.providers.config import ProviderConfig
+from tractui.store.compile import UNANSWERED, compile_history
+from tractui.store.history import HistoryStore
+from tractui.tools.consent import ConsentPolicy, Decision, ToolRequest
+from tractui.tools.results import CUT
+from tractui.tools.toolbox import Toolbox
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+HERE = Path(__file__).parent
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def toolbox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Toolbox]:
+    """The demo server and the test server (tools that sleep, crash, print their environment)."""
+    import os
+
+    os.environ["OPENAI_API_KEY"] = "sk-test-never-for-servers"  # must not reach a server
+    servers = {
+        "demo": McpServer(command=sys.executable, args=["-m", "tractui.tools.demo_server"]),
+        "test": McpServer(command=sys.executable, args=[str(HERE / "mcp_test_server.py")], timeout=1.5),
+    }
+    box = Toolbox(McpConfig(servers=servers), log_dir=tmp_path_factory.mktemp("logs"), consent=ConsentPolicy())
+    box.start()
+    assert await box.settled(60)
+    assert [c.state for c in box.connections.values()] == ["ready", "ready"], [
+        c.reason for c in box.connections.values()
+    ]
+    yield box
+    await box.aclose()
+    os.environ.pop("OPENAI_API_KEY", None)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def server() -> AsyncIterator[LoopbackServer]:
+    loop = LoopbackServer()
+    await loop.start()
+    yield loop
+    await loop.stop()
+
+
+def chat(tmp_path: Path, server: LoopbackServer, box: Toolbox, steps: list[Step], **settings: object):
+    model = StrictChat(steps, vendor="kimi")
+    server.default = model
+    config = ProviderConfig("openai", "kimi-k2.6", base_url=f"{server.url}/v1", api_key_env="")
+    conv = Conversation(HistoryStore(tmp_path / "history.db"), Settings(dict(settings)), config)
+    conv.tools = box
+    return conv, model
+
+
+async def run(conv: Conversation, text: str = "go") -> list[object]:
+    return [event async for event in conv.send(text)]
+
+
+def states(events: list[object]) -> list[tuple[str, str]]:
+    return [(e.tool, e.status) for e in events if isinstance(e, ToolCallState)]
+
+
+async def allow(request: ToolRequest) -> Decision:
+    return Decision("once")
+
+
+def final(tool: str, args: dict[str, object] | None = None) -> list[Step]:
+    return [Step("call it", calls=[(tool, args or {})]), Step("done", text="finished")]
+
+
+async def test_a_denial_with_a_reason_reaches_the_model_and_nothing_runs(tmp_path, server, toolbox):
+    conv, model = chat(tmp_path, server, toolbox, final("demo__add", {"a": 1, "b": 2}))
+
+    async def deny(request: ToolRequest) -> Decision:
+        assert (request.server, request.tool, request.arguments) == ("demo", "add", '{"a": 1, "b": 2}')
+        return Decision("deny", "use mental arithmetic")
+
+    conv.approve = deny
+    events = await run(conv)
+    assert states(events) == [("add", "waiting"), ("add", "denied")]
+    tool_message = server.requests[-1].json["messages"][-1]
+    assert tool_message["role"] == "tool" and tool_message["content"] == "denied by the user: use mental arithmetic"
+    assert model.refusals == [] and conv.history()[-1].content.text == "finished"
+
+
+async def test_without_anyone_to_ask_a_call_is_denied_and_says_how_to_allow_it(tmp_path, server, toolbox):
+    conv, model = chat(tmp_path, server, toolbox, final("demo__now"))
+    events = await run(conv)
+    assert states(events)[-1] == ("now", "denied")
+    assert server.requests[-1].json["messages"][-1]["content"] == NO_CONSENT
+    assert model.refusals == []
+
+
+async def test_a_flag_allows_a_tool_without_asking(tmp_path, server, toolbox, monkeypatch):
+    monkeypatch.setattr(toolbox, "consent", ConsentPolicy(allow=["demo.multiply"]))
+    conv, model = chat(tmp_path, server, toolbox, final("demo__multiply", {"a": 6, "b": 7}))
+    events = await run(conv)
+    assert states(events) == [("multiply", "running"), ("multiply", "done")]
+    assert server.requests[-1].json["messages"][-1]["content"] == "42" and model.refusals == []
+
+
+async def test_a_tool_never_offered_gets_an_error_result(tmp_path, server, toolbox):
+    conv, model = chat(tmp_path, server, toolbox, final("nope__missing"))
+    conv.approve = allow
+    events = await run(conv)
+    assert states(events) == [("nope__missing", "unknown")]
+    assert "offered no tool named 'nope__missing'" in server.requests[-1].json["messages"][-1]["content"]
+    assert model.refusals == []
+
+
+async def test_a_call_that_outlives_its_timeout_is_answered_and_the_loop_goes_on(tmp_path, server, toolbox):
+    conv, model = chat(tmp_path, server, toolbox, final("test__sleep", {"seconds": 30}))
+    conv.approve = allow
+    events = await run(conv)
+    assert states(events)[-1] == ("sleep", "timeout")
+    assert model.refusals == [] and conv.history()[-1].content.text == "finished"
+
+
+async def test_esc_during_a_call_cancels_it_and_answers_every_call(tmp_path, server, toolbox):
+    steps = [
+        Step("two calls", calls=[("test__sleep", {"seconds": 1.2}), ("demo__now", {})]),
+        Step("after", text="after the cancel"),
+    ]
+    conv, model = chat(tmp_path, server, toolbox, steps)
+    conv.approve = allow
+    seen: list[object] = []
+    async for event in conv.send("go"):
+        seen.append(event)
+        if isinstance(event, ToolCallState) and event.status == "running":
+            asyncio.get_running_loop().call_later(0.1, conv.cancel)
+    assert states(seen) == [("sleep", "waiting"), ("sleep", "running"), ("sleep", "cancelled")]
+    results = [c.content.blocks[0] for c in conv.history() if c.kind == "tool"]
+    assert len(results) == 2 and all(r.is_error for r in results)
+    assert not conv.streaming
+    await run(conv, "and now?")  # the history is whole: the strict server takes it
+    assert model.refusals == [] and conv.history()[-1].content.text == "after the cancel"
+
+
+async def test_a_server_that_dies_mid_call_answers_as_an_error(tmp_path, server, toolbox):
+    conv, model = chat(tmp_path, server, toolbox, final("test__crash"))
+    conv.approve = allow
+    events = await run(conv)
+    assert states(events)[-1] == ("crash", "error")
+    assert model.refusals == [] and conv.history()[-1].content.text == "finished"
+    assert toolbox.connections["test"].state == "failed"
+    assert "test__crash" not in [t.name for t in toolbox.definitions()]  # a failed server offers nothing
+
+
+async def test_the_step_limit_stops_the_loop_with_a_note_and_a_whole_history(tmp_path, server, toolbox):
+    steps = [Step(f"step {i}", calls=[("demo__add", {"a": i, "b": 1})]) for i in range(5)]
+    conv, model = chat(tmp_path, server, toolbox, [*steps, Step("done", text="done")], **{"tools.maxSteps": 2})
+    conv.approve = allow
+    events = await run(conv)
+    assert [s for s in states(events) if s[1] == "done"] == [("add", "done"), ("add", "done")]
+    assert any(isinstance(e, Notice) and "tools.maxSteps" in e.message for e in events)
+    assert model.served == 2
+    messages = compile_history(conv.history(), conv.settings)
+    assert messages[-1].speaker == "tool"
+
+
+async def test_servers_never_see_tractuis_api_keys(tmp_path, server, toolbox):
+    conv, _ = chat(tmp_path, server, toolbox, [Step("look", calls=[("demo__now", {})]), Step("ok", text="ok")])
+    conv.approve = allow
+    result = await toolbox.connections["demo"].call("now", {})
+    assert not result.is_error
+    # the test server died in an earlier test of this module; start a fresh one to read its environment
+    box = Toolbox(
+        McpConfig(servers={"env": McpServer(command=sys.executable, args=[str(HERE / "mcp_test_server.py")])}),
+        log_dir=tmp_path,
+        consent=ConsentPolicy(allow_all=True),
+    )
+    box.start()
+    await box.settled(60)
+    names = (await box.connections["env"].call("environment", {})).content[0].text.split()
+    await box.aclose()
+    assert "OPENAI_API_KEY" not in names and "PATH" in names
+
+
+async def test_a_key_variable_in_a_servers_env_is_refused(tmp_path):
+    config = McpConfig(
+        servers={"leaky": McpServer(command=sys.executable, args=["-c", "pass"], env={"TOKEN": "${OPENAI_API_KEY}"})}
+    )
+    box = Toolbox(config, log_dir=tmp_path, consent=ConsentPolicy(), forbidden_env=frozenset({"OPENAI_API_KEY"}))
+    box.start()
+    await box.settled(30)
+    connection = box.connections["leaky"]
+    assert connection.state == "failed" and "API key variable" in connection.reason
+    await box.aclose()
+
+
+async def test_a_huge_result_is_cut_to_the_budget_with_the_cut_marked(tmp_path, server):
+    box = Toolbox(
+        McpConfig(servers={"t": McpServer(command=sys.executable, args=[str(HERE / "mcp_test_server.py")])}),
+        log_dir=tmp_path,
+        consent=ConsentPolicy(allow_all=True),
+    )
+    box.start()
+    await box.settled(60)
+    conv, model = chat(tmp_path, server, box, final("t__huge", {"words": 20000}), **{"tools.maxResultTokens": 500})
+    events = await run(conv)
+    result = next(e for e in events if isinstance(e, ToolCallState) and e.status == "done").result
+    assert result.startswith("word0 word1") and "cut by tractui" in result
+    assert conv.counter.count(result.split("\n[…")[0]) <= 500
+    assert CUT.split("{")[0] in result and model.refusals == []
+    await box.aclose()
+
+
+@pytest.mark.parametrize("after", ["anthropic", "gemini"])
+async def test_a_profile_switched_mid_loop_sends_the_other_models_steps_as_its_rules_allow(
+    tmp_path, server, toolbox, after
+):
+    """Kimi makes the first call; while the user is asked, they load another profile: its request
+    carries Kimi's step without a signature (Anthropic: without thinking; Gemini: the placeholder)."""
+    conv, kimi = chat(tmp_path, server, toolbox, final("demo__add", {"a": 2, "b": 2}))
+    other = (
+        StrictAnthropic([Step("continuing", text="four")])
+        if after == "anthropic"
+        else StrictGemini([Step("continuing", text="four")])
+    )
+    provider, model = ("anthropic", "claude-opus-4-7") if after == "anthropic" else ("gemini", "gemini-3-pro-preview")
+
+    async def switch_then_allow(request: ToolRequest) -> Decision:
+        server.default = other
+        settings = Settings({"reasoning.maxTokens": 2048} if after == "anthropic" else {})
+        conv.switch_profile(ProviderConfig(provider, model, base_url=server.url, api_key_env=""), settings, after)
+        return Decision("once")
+
+    conv.approve = switch_then_allow
+    await run(conv)
+    assert kimi.refusals == [] and other.refusals == []
+    assert conv.history()[-1].content.text == "four"
+    sent = server.requests[-1].json
+    if after == "anthropic":
+        assert "thinking" not in sent
+    else:
+        call = next(p for c in sent["contents"] for p in c["parts"] if "functionCall" in p)
+        assert call["thoughtSignature"] == "skip_thought_signature_validator"
+
+
+async def test_a_history_left_by_a_killed_process_goes_on_whole(tmp_path, server, toolbox):
+    """The reply asked for a tool, then the process died before the result was stored."""
+    conv, model = chat(tmp_path, server, toolbox, [Step("fresh start", text="resumed")])
+    store = conv.store
+    session = store.create_session()
+    user = store.append(session, "user", Content.human("before the crash"))
+    stamps = {"provider": "openai", "model": "kimi-k2.6"}
+    model.issued["functions.demo__now:99"] = "thinking before the crash"
+    store.append(
+        session,
+        "assistant",
+        Content(
+            speaker="ai",
+            blocks=[
+                ThinkingBlock(thought="thinking before the crash"),
+                ToolCallBlock(id="functions.demo__now:99", name="demo__now", arguments="{}"),
+            ],
+            metadata=stamps,
+        ),
+        parent_id=user.id,
+    )
+    conv.open_session(session)
+    await run(conv, "are you there?")
+    assert model.refusals == []
+    sent = server.requests[-1].json["messages"]
+    assert {"role": "tool", "tool_call_id": "functions.demo__now:99", "content": UNANSWERED} in sent
