@@ -29,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tractui",
         description="A terminal chat client for reasoning models. Runs the app; -p prints one answer.",
-        epilog="History: tractui sessions | log [SESSION] | export [SESSION] --format md|json | import FILE",
+        epilog="History: tractui sessions | log [SESSION] | export [SESSION] --format md|json | import FILE. "
+        "Tools: tractui mcp list | mcp import FILE",
     )
     parser.add_argument("--version", action="version", version=f"tractui {__version__}")
     parser.add_argument(
@@ -48,6 +49,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--set", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="a setting (repeatable)"
     )
     parser.add_argument("--json", action="store_true", help="print mode: one JSON object at the end")
+    parser.add_argument(
+        "--allow-tool",
+        dest="allow_tools",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="print mode: let the tool SERVER.TOOL run without asking (repeatable); others are denied",
+    )
+    parser.add_argument("--allow-all-tools", action="store_true", help="print mode: let every tool run without asking")
 
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_OneLineParser)
     sub.add_parser("sessions", help="list sessions, newest first")
@@ -59,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     imp = sub.add_parser("import", help="load a session exported as JSON")
     imp.add_argument("file", metavar="FILE")
+    mcp = sub.add_parser("mcp", help="MCP servers: list their state and tools, or import another client's config")
+    actions = mcp.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=_OneLineParser)
+    actions.add_parser("list", help="start each configured server and list its tools")
+    mcp_import = actions.add_parser("import", help="add the servers of an mcpServers JSON file to config.toml")
+    mcp_import.add_argument("file", metavar="FILE")
+    mcp_import.add_argument("--replace", action="store_true", help="overwrite servers of the same name")
     return parser
 
 
@@ -75,6 +91,8 @@ def options_from(args: argparse.Namespace) -> CliOptions:
         api_key_env=args.api_key_env,
         sets=tuple(args.sets),
         json=args.json,
+        allow_tools=tuple(args.allow_tools),
+        allow_all_tools=args.allow_all_tools,
     )
 
 
@@ -96,6 +114,10 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None, err: TextI
     except UsageError as exc:
         err.write(f"tractui: {exc}\n")
         return EXIT_USAGE
+    if args.command == "mcp":
+        from tractui.cli.mcp import run_mcp_command
+
+        return run_mcp_command(args, out=out, err=err)
     if args.command is not None:
         from tractui.cli.history import run_history_command
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from dataclasses import dataclass
-from typing import Any, TextIO
+from dataclasses import dataclass, field
+from typing import Any, TextIO, assert_never
 
 from tractui.config.options import CliOptions
 from tractui.config.paths import history_path
@@ -19,10 +19,26 @@ from tractui.config.startup import resolve_startup
 from tractui.conversation.conversation import Conversation
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import ThinkingBlock
-from tractui.core.events import Notice, RetryWait, StreamError, TextDelta, ThinkingDelta, ThinkingEnd
+from tractui.core.events import (
+    Done,
+    Notice,
+    ReclassifyAsThinking,
+    RedactedThinking,
+    RetryWait,
+    StreamError,
+    TextDelta,
+    ThinkingDelta,
+    ThinkingEnd,
+    ThinkingSignature,
+    ToolCallDelta,
+    ToolCallState,
+    UsageEvent,
+)
 from tractui.errors import StoreError, UserError
 from tractui.providers.demo import DemoProvider
 from tractui.store.history import HistoryStore
+from tractui.tools.setup import build_toolbox
+from tractui.tools.toolbox import Toolbox
 
 DIM_ITALIC, DIM, RESET = "\x1b[2;3m", "\x1b[2m", "\x1b[0m"
 EXIT_OK, EXIT_PROVIDER, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -32,6 +48,7 @@ EXIT_OK, EXIT_PROVIDER, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 class _Outcome:
     interrupted: bool = False
     error: StreamError | None = None
+    tools: list[dict[str, Any]] = field(default_factory=list)  # each call of the turn, with its result
 
 
 class _Printer:
@@ -111,31 +128,81 @@ def result_json(conv: Conversation, outcome: _Outcome) -> dict[str, Any]:
         "finish_reason": "interrupted" if outcome.interrupted else assembler.finish_reason,
         "session": conv.session_id,
         "error": None if outcome.error is None else {"kind": outcome.error.kind, "message": outcome.error.message},
+        "tools": outcome.tools,
     }
 
 
 async def _stream(conv: Conversation, prompt: str, printer: _Printer, outcome: _Outcome) -> None:
     try:
         async for event in conv.send(prompt):
-            if isinstance(event, TextDelta):
-                printer.text(event.text)
-            elif isinstance(event, ThinkingDelta):
-                printer.thinking(event.text)
-            elif isinstance(event, ThinkingEnd):
-                printer.close_thinking()
-            elif isinstance(event, RetryWait):
-                printer.note(
-                    f"retrying in {event.seconds:.1f} s (attempt {event.attempt}/{event.max_attempts}): {event.reason}"
-                )
-            elif isinstance(event, Notice):
-                printer.note(event.message)
-            elif isinstance(event, StreamError) and event.kind != "cancelled":
-                outcome.error = event
+            match event:
+                case TextDelta():
+                    printer.text(event.text)
+                case ThinkingDelta():
+                    printer.thinking(event.text)
+                case ThinkingEnd():
+                    printer.close_thinking()
+                case RetryWait():
+                    printer.note(
+                        f"retrying in {event.seconds:.1f} s (attempt {event.attempt}/{event.max_attempts}): "
+                        f"{event.reason}"
+                    )
+                case Notice():
+                    printer.note(event.message)
+                case StreamError():
+                    if event.kind != "cancelled":
+                        outcome.error = event
+                case ToolCallState():
+                    _tool_line(event, conv, printer, outcome)
+                case (
+                    ReclassifyAsThinking()
+                    | ThinkingSignature()
+                    | RedactedThinking()
+                    | ToolCallDelta()
+                    | UsageEvent()
+                    | Done()
+                ):
+                    pass
+                case _:
+                    assert_never(event)
     except asyncio.CancelledError:
         outcome.interrupted = True
         raise
     finally:
         printer.end()
+
+
+def _tool_line(state: ToolCallState, conv: Conversation, printer: _Printer, outcome: _Outcome) -> None:
+    """A tool call on stderr: once when it starts (with its arguments), once when it has its result."""
+    assembler = conv.assembler
+    call = next((c for c in assembler.content().tool_calls if c.id == state.call_id), None) if assembler else None
+    name = f"{state.server}.{state.tool}" if state.server else state.tool
+    match state.status:
+        case "waiting":
+            return
+        case "running":
+            printer.note(f"tool {name} {inert(call.arguments if call else '')}")
+            return
+        case _:
+            result = " ".join(state.result.split())
+            shown = result if len(result) <= 200 else result[:199] + "…"
+            printer.note(f"tool {name} → {state.status} ({state.duration:.2f} s): {inert(shown)}")
+    outcome.tools.append(
+        {
+            "id": state.call_id,
+            "server": state.server,
+            "tool": state.tool,
+            "arguments": call.arguments if call else None,
+            "status": state.status,
+            "result": state.result,
+            "duration": round(state.duration, 3),
+        }
+    )
+
+
+def inert(text: str) -> str:
+    """Untrusted text for a terminal line: control characters shown as their code, never acted on."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
 def run_print(options: CliOptions, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
@@ -172,6 +239,13 @@ def run_print(options: CliOptions, *, out: TextIO | None = None, err: TextIO | N
         except UserError as exc:
             err.write(f"tractui: {exc}\n")
             return EXIT_USAGE
+        toolbox = conv.tools = build_toolbox(
+            startup.mcp,
+            startup.config,
+            startup.mcp_servers,
+            allow=options.allow_tools,
+            allow_all=options.allow_all_tools,
+        )
         printer = _Printer(
             out, err, show_thinking=startup.settings.view.reasoning_include_in_response, quiet=options.json
         )
@@ -179,7 +253,7 @@ def run_print(options: CliOptions, *, out: TextIO | None = None, err: TextIO | N
             printer.note("no earlier session to continue; starting a new one")
         outcome = _Outcome()
         try:
-            asyncio.run(_run(conv, prompt, printer, outcome))
+            asyncio.run(_run(conv, toolbox, prompt, printer, outcome))
         except KeyboardInterrupt:
             outcome.interrupted = True
         if options.json:
@@ -194,8 +268,12 @@ def run_print(options: CliOptions, *, out: TextIO | None = None, err: TextIO | N
         return EXIT_OK
 
 
-async def _run(conv: Conversation, prompt: str, printer: _Printer, outcome: _Outcome) -> None:
+async def _run(conv: Conversation, toolbox: Toolbox | None, prompt: str, printer: _Printer, outcome: _Outcome) -> None:
+    if toolbox is not None:
+        toolbox.start()
     try:
         await _stream(conv, prompt, printer, outcome)
     finally:
+        if toolbox is not None:
+            await toolbox.aclose()
         await conv.aclose()

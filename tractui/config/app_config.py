@@ -50,9 +50,7 @@ def load_app_config(config_dir: Path | None = None) -> AppConfig:
 
 def save_app_config(config: AppConfig, config_dir: Path | None = None) -> Path:
     path = app_config_path(config_dir)
-    data = {k: v for k, v in config.model_dump(exclude_none=True).items() if v is not None}
-    if not config.mcp.servers:
-        data.pop("mcp", None)
+    data = config.model_dump(exclude_none=True, exclude_defaults=True)  # only what someone chose
     write_private(path, tomli_w.dumps(data))
     return path
 

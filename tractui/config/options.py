@@ -22,6 +22,8 @@ class CliOptions:
     api_key_env: str | None = None
     sets: tuple[str, ...] = ()  # --set KEY=VALUE, in order
     json: bool = False  # print mode: one JSON object
+    allow_tools: tuple[str, ...] = ()  # print mode: tools that may run without asking
+    allow_all_tools: bool = False
 
     @property
     def resumes(self) -> bool:

@@ -67,6 +67,7 @@ class Profile(BaseModel):
     base_url: str | None = None
     api_key_env: str | None = None
     description: str | None = None
+    mcp_servers: tuple[str, ...] | None = None  # the MCP servers this profile uses; all enabled ones when absent
     settings: dict[str, Any] = Field(default_factory=dict)
     warnings: tuple[str, ...] = Field(default=(), exclude=True)
 
@@ -219,7 +220,7 @@ def read_profile(path: Path, name: str) -> Profile:
         raise ProfileError(f"{path}: cannot read ({err})") from None
     warnings: list[str] = []
     for key in data:
-        if key not in FIELDS and key != "name":
+        if key not in FIELDS and key not in ("name", "mcp_servers"):
             warnings.append(f"{path}: unknown key '{key}' ignored{_field_hint(key)}")
     for field in ("provider", "model"):
         if field not in data:
@@ -246,7 +247,12 @@ def read_profile(path: Path, name: str) -> Profile:
             warnings.append(
                 f"{path}: {field} looks like an API key; keys belong in the environment variable named by api_key_env"
             )
-    fields = {k: data[k] for k in FIELDS[:-1] if k in data}
+    fields: dict[str, Any] = {k: data[k] for k in FIELDS[:-1] if k in data}
+    if "mcp_servers" in data:
+        servers = data["mcp_servers"]
+        if not isinstance(servers, list) or not all(isinstance(s, str) for s in servers):
+            raise ProfileError(f"{path}{_line_of(text, 'mcp_servers')}: 'mcp_servers' must be a list of server names")
+        fields["mcp_servers"] = tuple(servers)
     return validated(lambda: Profile(name=name, settings=settings, warnings=tuple(warnings), **fields), str(path))
 
 
@@ -257,6 +263,8 @@ def profile_to_toml(profile: Profile) -> dict[str, Any]:
         value = getattr(profile, field)
         if value is not None:
             data[field] = value
+    if profile.mcp_servers is not None:
+        data["mcp_servers"] = list(profile.mcp_servers)
     settings: dict[str, Any] = {}
     for key, value in profile.settings.items():
         if value is None:  # None is the default of every optional key and TOML has no null

@@ -18,6 +18,7 @@ from typing import Any
 
 from tractui.config.app_config import load_app_config
 from tractui.config.files import validated
+from tractui.config.mcp import McpConfig
 from tractui.config.options import CliOptions
 from tractui.config.profiles import Profile, ProfileStore
 from tractui.core.settings import Settings
@@ -38,6 +39,8 @@ class Startup:
     profile_name: str | None
     theme: str | None
     notices: list[str] = field(default_factory=list)
+    mcp: McpConfig = field(default_factory=McpConfig)  # config.toml's MCP servers
+    mcp_servers: tuple[str, ...] | None = None  # the profile's choice among them; all when None
 
 
 def resolve_startup(
@@ -71,7 +74,11 @@ def resolve_startup(
         notices.append(DEMO_NOTICE)
     if (missing := missing_key_notice(config)) is not None:
         notices.append(missing)
-    return Startup(config, settings, profile.name if profile else None, app.theme, notices)
+    servers = profile.mcp_servers if profile is not None else None
+    for name in servers or ():
+        if name not in app.mcp.servers:
+            notices.append(f"profile {profile.name if profile else ''}: no MCP server '{name}' in config.toml")
+    return Startup(config, settings, profile.name if profile else None, app.theme, notices, app.mcp, servers)
 
 
 def missing_key_notice(config: ProviderConfig) -> str | None:

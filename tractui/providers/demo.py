@@ -5,11 +5,17 @@ markdown with a code block, streamed word by word at a readable pace, with
 usage counted by the real tokenizer. It yields exactly the events an HTTP
 provider yields, so everything downstream (assembler, store, gauge, UI) runs
 the real path. Deterministic: the same conversation gives the same reply.
+
+Offered the shipped demo server's tools (``demo__add``, ``demo__multiply``,
+``demo__now``, ``demo__read_file``), it calls one when the question asks for
+it — a sum, a product, the time, a file — and answers from the result, so a
+first run shows a whole tool loop offline.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import zlib
 from collections.abc import AsyncGenerator, Sequence
@@ -17,8 +23,8 @@ from typing import Any
 
 import httpx
 
-from tractui.core.content import Content, Usage
-from tractui.core.events import Done, StreamEvent, TextDelta, ThinkingDelta, ThinkingEnd, UsageEvent
+from tractui.core.content import Content, ToolResultBlock, Usage
+from tractui.core.events import Done, StreamEvent, TextDelta, ThinkingDelta, ThinkingEnd, ToolCallDelta, UsageEvent
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
@@ -49,6 +55,23 @@ def _question(messages: list[Content]) -> str:
     return "(nothing yet)"
 
 
+def _from_results(results: list[ToolResultBlock]) -> tuple[str, str]:
+    """Thinking about the tool's answer, then the answer built on it."""
+    result = results[-1]
+    said = " ".join(result.content.split())
+    said = said if len(said) <= 300 else said[:299] + "…"
+    if result.is_error:
+        return (
+            f"The tool did not give a result: “{said}”. I should say so rather than make one up.",
+            f"The tool call did not work out: {said}\n\nI'm the offline demo model, so I can't do it another way.",
+        )
+    return (
+        f"The tool answered “{said}”. That is the answer; I'll give it plainly.",
+        f"The demo tool says: **{said}**\n\nThat came from a real MCP server (tractui's offline demo, over stdio); "
+        "`/tools` lists its tools, and `docs/tools.md` says how to add your own servers.",
+    )
+
+
 def compose(messages: list[Content]) -> tuple[str, str]:
     """The (thinking, answer) for this conversation; varies with the question and turn."""
     question = _question(messages)
@@ -67,6 +90,36 @@ def compose(messages: list[Content]) -> tuple[str, str]:
         "`tractui --provider openai --model MODEL`. Thinking like the passage above is shown inline."
     )
     return thinking, answer
+
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_FILE = re.compile(r"[\w./-]+\.[A-Za-z0-9]{1,8}")
+
+
+def plan_call(question: str, offered: set[str]) -> tuple[str, dict[str, Any]] | None:
+    """The demo server's tool this question calls for, with its arguments; ``None`` when none fits."""
+    low = question.lower()
+    numbers = [float(n) if "." in n else int(n) for n in _NUMBER.findall(question)]
+    if len(numbers) >= 2 and "demo__multiply" in offered and any(w in low for w in ("×", "*", "times", "multiply")):
+        return "demo__multiply", {"a": numbers[0], "b": numbers[1]}
+    if len(numbers) >= 2 and "demo__add" in offered and any(w in low for w in ("+", "plus", "add", "sum")):
+        return "demo__add", {"a": numbers[0], "b": numbers[1]}
+    if "demo__now" in offered and any(w in low for w in ("time", "date", "clock", "today")):
+        return "demo__now", {}
+    file = _FILE.search(question)
+    if file and "demo__read_file" in offered and any(w in low for w in ("read", "file", "show", "open")):
+        return "demo__read_file", {"path": file.group(0)}
+    return None
+
+
+def _results(messages: list[Content]) -> list[ToolResultBlock]:
+    """The tool results after the last reply, when the conversation is mid-loop."""
+    out: list[ToolResultBlock] = []
+    for message in reversed(messages):
+        if message.speaker != "tool":
+            break
+        out[:0] = [b for b in message.blocks if isinstance(b, ToolResultBlock)]
+    return out
 
 
 class DemoProvider(Provider):
@@ -101,6 +154,16 @@ class DemoProvider(Provider):
     ) -> AsyncGenerator[StreamEvent, None]:
         prompt = system or settings.view.system_prompt or ""
         thinking, answer = compose(messages)
+        results = _results(messages)
+        call = None if results else plan_call(_question(messages), {t.name for t in tools})
+        if results:
+            thinking, answer = _from_results(results)
+        elif call is not None:
+            thinking = (
+                f"The user asks: “{_question(messages)}”. The demo tools can do that: "
+                f"I'll call {call[0].split('__', 1)[1]} with {json.dumps(call[1])} rather than guess."
+            )
+            answer = ""
         if not settings.view.reasoning_enabled:
             thinking = ""
         for word in _WORD.findall(thinking):
@@ -111,6 +174,9 @@ class DemoProvider(Provider):
         for word in _WORD.findall(answer):
             yield TextDelta(word)
             await asyncio.sleep(self.pace)
+        if call is not None:
+            turn = sum(1 for m in messages if m.speaker == "human")
+            yield ToolCallDelta(0, id=f"call_demo_{turn}", name=call[0], arguments=json.dumps(call[1]))
         count = self._counter
         reasoning = count.count(thinking)
         usage = Usage(
@@ -119,4 +185,4 @@ class DemoProvider(Provider):
             reasoning_tokens=reasoning,
         )
         yield UsageEvent(usage)
-        yield Done(finish_reason="stop", response_model=self.config.model)
+        yield Done(finish_reason="tool_calls" if call else "stop", response_model=self.config.model)

@@ -1,0 +1,145 @@
+"""Tools from the shell: print mode's consent flags and tool lines, ``tractui mcp list | import``,
+and a real ``tractui -p`` SIGKILLed mid-call whose session goes on whole afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+import tomli_w
+from strict_servers import Step, StrictChat
+
+from tractui.cli.main import main
+from tractui.store.history import HistoryStore
+
+HERE = Path(__file__).parent
+
+
+def configure(tmp_path: Path, servers: dict[str, dict[str, object]]) -> dict[str, str]:
+    config = tmp_path / "c"
+    config.mkdir(exist_ok=True)
+    (config / "config.toml").write_text(tomli_w.dumps({"mcp": {"servers": servers}}))
+    return {**os.environ, "TRACTUI_CONFIG_DIR": str(config), "TRACTUI_DATA_DIR": str(tmp_path / "d")}
+
+
+TEST_SERVER = {"command": sys.executable, "args": [str(HERE / "mcp_test_server.py")]}
+DEMO_SERVER = {"command": sys.executable, "args": ["-m", "tractui.tools.demo_server"]}
+
+
+async def tractui(env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tractui", *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+def provider_flags(loopback) -> list[str]:
+    return ["--provider", "openai", "--model", "kimi-k2.6", "--base-url", f"{loopback.url}/v1", "--api-key-env", ""]
+
+
+async def test_print_mode_runs_an_allowed_tool_and_reports_it_on_stderr_and_in_json(tmp_path, loopback):
+    env = configure(tmp_path, {"demo": DEMO_SERVER})
+    model = StrictChat([Step("add them", calls=[("demo__add", {"a": 40, "b": 2})]), Step("ok", text="It is 42.")])
+    loopback.default = model
+    code, out, err = await tractui(env, "-p", "40+2?", *provider_flags(loopback), "--allow-tool", "demo.add")
+    assert code == 0, err
+    assert out.strip() == "It is 42." and model.refusals == []
+    assert 'tool demo.add {"a": 40, "b": 2}' in err and "tool demo.add → done" in err and ": 42" in err
+    again = StrictChat(
+        [Step("once more", calls=[("demo__add", {"a": 40, "b": 2})]), Step("ok", text="Still 42.")],
+        issued=dict(model.issued),
+        _ids=itertools.count(10),
+    )
+    loopback.default = again
+    code, out, err = await tractui(env, "-p", "again", "-c", *provider_flags(loopback), "--json", "--allow-all-tools")
+    assert code == 0, err
+    result = json.loads(out)
+    assert [(t["server"], t["tool"], t["status"], t["result"]) for t in result["tools"]] == [
+        ("demo", "add", "done", "42")
+    ]
+
+
+async def test_print_mode_denies_a_tool_it_was_not_allowed_to_run(tmp_path, loopback):
+    env = configure(tmp_path, {"demo": DEMO_SERVER})
+    model = StrictChat([Step("time?", calls=[("demo__now", {})]), Step("ok", text="No clock for me.")])
+    loopback.default = model
+    code, out, err = await tractui(env, "-p", "what time is it?", *provider_flags(loopback), "--allow-tool", "demo.add")
+    assert code == 0 and out.strip() == "No clock for me."
+    assert "tool demo.now → denied" in err and "--allow-tool" in err
+    assert model.refusals == []
+
+
+async def test_the_offline_demo_shows_a_whole_tool_loop(tmp_path):
+    env = {**os.environ, "TRACTUI_CONFIG_DIR": str(tmp_path / "c"), "TRACTUI_DATA_DIR": str(tmp_path / "d")}
+    code, out, err = await tractui(env, "-p", "what is 17 times 23?", "--json", "--allow-all-tools")
+    assert code == 0, err
+    result = json.loads(out)
+    assert [(t["tool"], t["result"]) for t in result["tools"]] == [("multiply", "391")]
+    assert "391" in result["text"] and "tool" in result["reasoning"]
+
+
+async def test_mcp_list_shows_each_server_its_state_and_its_tools(tmp_path):
+    env = configure(tmp_path, {"demo": DEMO_SERVER, "broken": {"command": "no-such-program-here"}})
+    code, out, err = await tractui(env, "mcp", "list")
+    assert code == 1, err  # one server did not come up
+    lines = out.splitlines()
+    assert lines[0].startswith("demo  ready") and "    demo__add  Add two numbers." in lines
+    assert any(line.startswith("broken  failed: command not found: no-such-program-here") for line in lines)
+
+
+def test_mcp_import_adds_servers_and_says_what_it_left_out(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "c"))
+    source = tmp_path / "claude_desktop_config.json"
+    source.write_text(
+        json.dumps({"mcpServers": {"t": {"command": "uvx", "args": ["mcp-server-time"], "alwaysAllow": ["x"]}}})
+    )
+    assert main(["mcp", "import", str(source)]) == 0
+    out = capsys.readouterr().out
+    assert "imported 1 server" in out and "alwaysAllow" in out
+    text = (tmp_path / "c" / "config.toml").read_text()
+    assert '[mcp.servers.t]\ncommand = "uvx"' in text
+    assert main(["mcp", "import", str(source)]) == 0 and "already configured" in capsys.readouterr().out
+    source.write_text("not json")
+    assert main(["mcp", "import", str(source)]) == 2
+
+
+async def test_sigkill_mid_call_leaves_a_session_that_goes_on_whole(tmp_path, loopback):
+    env = configure(tmp_path, {"test": TEST_SERVER})
+    model = StrictChat(
+        [Step("wait a while", calls=[("test__sleep", {"seconds": 60})]), Step("resumed", text="Back after the crash.")]
+    )
+    loopback.default = model
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tractui",
+        "-p",
+        "sleep please",
+        *provider_flags(loopback),
+        "--allow-all-tools",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert proc.stderr is not None
+    async with asyncio.timeout(60):
+        while b"tool test.sleep" not in (await proc.stderr.readline()):
+            pass
+    os.killpg(proc.pid, signal.SIGKILL)  # tractui and the MCP server with it
+    await proc.wait()
+    with HistoryStore(tmp_path / "d" / "history.db") as store:
+        chain = store.chain(store.latest_session() or "")
+    assert [c.kind for c in chain] == ["user", "reasoning", "assistant"]  # the call was made, no result stored
+    code, out, err = await tractui(env, "-p", "are you back?", "-c", *provider_flags(loopback))
+    assert code == 0, err
+    assert out.strip() == "Back after the crash." and model.refusals == []
+    sent = loopback.requests[-1].json["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "tool", "user"]
+    assert sent[2]["content"].startswith("no result was recorded")
