@@ -142,14 +142,23 @@ ANTHROPIC_UNANSWERED = (
     "block must have a corresponding `tool_result` block in the next message."
 )
 ANTHROPIC_FORCED = "Thinking may not be enabled when tool_choice forces tool use."
+ANTHROPIC_BUDGET_GONE = (
+    '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and '
+    '"output_config.effort" to control thinking behavior.'
+)
 
 
 @dataclass
 class StrictAnthropic(Strict):
     signed: dict[str, str] = field(default_factory=dict)  # signature -> thinking text
 
+    adaptive_only: bool = True  # Opus 4.7 and later, Sonnet 5 and later: budgets are refused
+
     def check(self, body: Any) -> str | None:
-        thinking = body.get("thinking") is not None
+        kind = (body.get("thinking") or {}).get("type")
+        if kind == "enabled" and self.adaptive_only:
+            return ANTHROPIC_BUDGET_GONE
+        thinking = kind in ("enabled", "adaptive")
         choice = (body.get("tool_choice") or {}).get("type")
         if thinking and choice in ("any", "tool"):
             return ANTHROPIC_FORCED
@@ -196,7 +205,7 @@ class StrictAnthropic(Strict):
             }
         ]
         index = 0
-        if body.get("thinking") is not None and step.thinking:
+        if (body.get("thinking") or {}).get("type") in ("enabled", "adaptive") and step.thinking:
             signature = f"sig-{next(self._ids)}-" + "A" * 24
             self.signed[signature] = step.thinking
             events.append(

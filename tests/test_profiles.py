@@ -17,18 +17,24 @@ from tractui.errors import ProfileError
 from tractui.providers.transport import ProviderConfig
 
 SHIPPED = sorted(p.stem for p in shipped_dir("profiles").glob("*.toml"))
-REQUIRED_SHIPPED = {
-    "kimi",
-    "deepseek",
-    "deepseek-r1-ollama",
-    "qwen3-vllm",
+REQUIRED_SHIPPED = {  # today's models (issue 19): Claude, DeepSeek V4, Kimi K2.6 and K3, Gemini 3, GPT-5.x, MiniMax, locals
     "claude",
-    "gemini-flash",
+    "claude-opus",
+    "deepseek",
+    "deepseek-flash",
+    "kimi",
+    "kimi-k3",
     "gemini-pro",
-    "gpt-4o",
+    "gemini-flash",
+    "gpt-5",
+    "minimax",
     "openrouter",
+    "qwen3-vllm",
+    "gpt-oss-ollama",
+    "gpt-oss-llamacpp",
     "demo",
 }
+RETIRED = {"kimi-k2-thinking", "deepseek-reasoner", "deepseek-chat", "claude-sonnet-4-5", "gpt-4o", "o4-mini"}
 
 
 @pytest.fixture
@@ -50,9 +56,9 @@ def write_user(config_dir: Path, name: str, text: str) -> Path:
     return path
 
 
-def test_the_shipped_set_is_complete():
+def test_the_shipped_set_is_complete_and_names_no_retired_model(store):
     assert set(SHIPPED) >= REQUIRED_SHIPPED
-    assert {"gpt-5", "o4-mini"} & set(SHIPPED)
+    assert not {store.load(name).model for name in SHIPPED} & RETIRED
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -61,8 +67,8 @@ def test_every_shipped_profile_loads_cleanly_and_explains_itself(store, name):
     assert profile.warnings == ()
     assert profile.settings["context-limit"] >= 4096
     text = (shipped_dir("profiles") / f"{name}.toml").read_text()
-    assert text.startswith("# ") and "Why:" in text, (
-        "each shipped profile says why its reasoning choices are what they are"
+    assert text.startswith("# ") and "Why:" in text and "Sources" in text, (
+        "each shipped profile says why its reasoning choices are what they are, and where its figures come from"
     )
     if profile.provider not in ("demo",) and not (profile.base_url or "").startswith("http://localhost"):
         assert profile.api_key_env and profile.api_key_env.endswith("_API_KEY")
@@ -81,10 +87,11 @@ def test_shipped_reasoning_choices_match_what_the_providers_document(store):
     assert claude.provider == "anthropic"
     cs = claude.make_settings()
     assert cs.get("reasoning.format") == "native" and cs.get("reasoning.includeInContext") is True
-    assert 1024 <= cs.get("reasoning.maxTokens") < cs.get("max-tokens")
-    assert store.load("gpt-4o").make_settings().get("reasoning.enabled") is False
+    assert cs.get("reasoning.mode") == "adaptive" and cs.get("reasoning.maxTokens") is None
+    assert store.load("deepseek").make_settings().get("reasoning.mode") == "switch"
+    assert store.load("minimax").make_settings().get("reasoning.format") == "tags"
     assert store.load("openrouter").make_settings().get("reasoning.fieldName") == "reasoning"
-    assert "think" in store.load("deepseek-r1-ollama").make_settings().get("reasoning.tags")
+    assert "think" in store.load("gpt-oss-ollama").make_settings().get("reasoning.tags")
     assert store.load("demo").provider == "demo"
 
 
@@ -275,7 +282,7 @@ def test_list_reports_broken_files_instead_of_failing(store, config_dir):
     entries = {(e.name, e.source): e for e in store.entries()}
     broken = entries[("broken", "user")]
     assert broken.provider is None and "broken.toml" in broken.problem
-    assert entries[("claude", "shipped")].model == "claude-sonnet-4-5"
+    assert entries[("claude", "shipped")].model == "claude-sonnet-5-5"
     assert store.names()[0] <= store.names()[-1]
 
 

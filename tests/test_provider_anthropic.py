@@ -124,7 +124,7 @@ async def test_no_thinking_no_beta_header_and_temperature_sent(loopback: Loopbac
     events, _ = await collect(make(loopback, "anthropic", MODEL), settings(reasoning__enabled=False, temperature=0.3))
     request = loopback.requests[0]
     assert "anthropic-beta" not in request.headers
-    assert "thinking" not in request.json and request.json["temperature"] == 0.3
+    assert request.json["thinking"] == {"type": "disabled"} and request.json["temperature"] == 0.3
     assert not any(isinstance(e, Notice) for e in events)
 
 
@@ -149,7 +149,7 @@ async def test_temperature_dropped_while_thinking_with_one_notice(loopback: Loop
         ({"reasoning.maxTokens": 9000, "max-tokens": 4096, "max-output": 10000}, 10000),  # raised up to max-output
         ({"reasoning.maxTokens": 2048}, 8192),  # default room is enough
         ({"reasoning.maxTokens": 8192}, 8192 + 4096),
-        ({"reasoning.effort": "low"}, 8192),  # effort maps to a budget (2048)
+        ({"reasoning.effort": "low", "reasoning.mode": "budget"}, 8192),  # effort maps to a budget (2048)
     ],
 )
 async def test_budget_rule_raises_max_tokens(loopback: LoopbackServer, values: dict[str, Any], max_tokens: int) -> None:

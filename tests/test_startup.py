@@ -38,7 +38,7 @@ def test_default_profile_and_theme_come_from_config_toml(monkeypatch):
     start = resolve()
     assert start.profile_name == "kimi" and start.theme == "nord"
     assert start.config == ProviderConfig(
-        "openai", "kimi-k2-thinking", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY"
+        "openai", "kimi-k2.6", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY"
     )
     assert start.settings.get("reasoning.includeInContext") is True
     assert start.notices == []
@@ -49,7 +49,7 @@ def test_profile_flag_wins_over_the_default_and_a_missing_key_is_noticed():
     start = resolve("--profile", "claude")
     assert start.profile_name == "claude" and start.config.provider == "anthropic"
     assert start.notices == [
-        "ANTHROPIC_API_KEY is not set: requests to claude-sonnet-4-5 will fail until it is (export ANTHROPIC_API_KEY=…)"
+        "ANTHROPIC_API_KEY is not set: requests to claude-sonnet-5-5 will fail until it is (export ANTHROPIC_API_KEY=…)"
     ]
 
 

@@ -239,7 +239,7 @@ async def test_a_profile_switched_mid_loop_sends_the_other_models_steps_as_its_r
 
     async def switch_then_allow(request: ToolRequest) -> Decision:
         server.default = other
-        settings = Settings({"reasoning.maxTokens": 2048} if after == "anthropic" else {})
+        settings = Settings({"reasoning.effort": "high"} if after == "anthropic" else {})
         conv.switch_profile(ProviderConfig(provider, model, base_url=server.url, api_key_env=""), settings, after)
         return Decision("once")
 
@@ -249,7 +249,7 @@ async def test_a_profile_switched_mid_loop_sends_the_other_models_steps_as_its_r
     assert conv.history()[-1].content.text == "four"
     sent = server.requests[-1].json
     if after == "anthropic":
-        assert "thinking" not in sent
+        assert sent["thinking"] == {"type": "disabled"}
     else:
         call = next(p for c in sent["contents"] for p in c["parts"] if "functionCall" in p)
         assert call["thoughtSignature"] == "skip_thought_signature_validator"

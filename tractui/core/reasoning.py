@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from tractui.core.content import Content, ThinkingBlock
-from tractui.core.settings import Settings
+from tractui.core.settings import EFFORTS, Settings
 from tractui.core.tokens import TokenCounter
 
 StripPolicy = Literal["all", "allButLast", "none"]
@@ -84,6 +84,17 @@ def thinking_to_reasoning_field(content: Content) -> str | None:
     """
     texts = [b.thought for b in content.blocks if isinstance(b, ThinkingBlock) and not b.is_hidden and b.thought]
     return "\n\n".join(texts) if texts else None
+
+
+def map_effort(requested: str | None, accepted: tuple[str, ...] | None) -> str | None:
+    """The effort to send: ``requested`` when the server takes it (or no list says otherwise),
+    else the nearest it takes, upward first (``medium`` goes as ``high`` on a server taking
+    low/high/max, as DeepSeek itself maps it)."""
+    if requested is None or not accepted or requested in accepted:
+        return requested
+    order = EFFORTS.index(requested)
+    above = [e for e in accepted if EFFORTS.index(e) > order]
+    return above[0] if above else accepted[-1]
 
 
 def estimate_thinking_tokens(contents: Sequence[Content], counter: TokenCounter | None = None) -> int:

@@ -18,6 +18,7 @@ from tractui.core.settings_view import SettingsView, field_name
 from tractui.errors import SettingError
 
 KILO = 1024
+EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")  # least to most
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +50,8 @@ class SettingSpec:
                 return f"a number from {lo:g} to {hi:g}"
             return "a number"
         if self.kind == "tags":
+            if self.choices:
+                return f"comma-separated, from {', '.join(self.choices)}"
             return "comma-separated tag names, e.g. think,thinking"
         return "any text"
 
@@ -68,7 +71,7 @@ SPECS: tuple[SettingSpec, ...] = (
         "enum",
         None,
         "Reasoning effort for models that take one (OpenAI, DeepSeek, Gemini levels).",
-        choices=("none", "minimal", "low", "medium", "high", "xhigh", "max"),
+        choices=EFFORTS,
         optional=True,
     ),
     _spec(
@@ -83,8 +86,31 @@ SPECS: tuple[SettingSpec, ...] = (
         "reasoning.format",
         "enum",
         "field",
-        "How thinking is sent back: native blocks or a reasoning field.",
-        choices=("native", "field"),
+        "How thinking is sent back: native blocks, a reasoning field, or <think> tags inside the text.",
+        choices=("native", "field", "tags"),
+    ),
+    _spec(
+        "reasoning.mode",
+        "enum",
+        "auto",
+        "How thinking is asked for: the protocol's current way, adaptive, a budget, an on/off switch, "
+        "a chat-template switch, or nothing at all.",
+        choices=("auto", "adaptive", "budget", "switch", "template", "none"),
+    ),
+    _spec(
+        "reasoning.efforts",
+        "tags",
+        None,
+        "The effort values this server takes; a requested effort is sent as the nearest of them.",
+        choices=EFFORTS,
+        optional=True,
+    ),
+    _spec(
+        "reasoning.display",
+        "enum",
+        "auto",
+        "Anthropic thinking display: summarized, omitted (signature only), or the model's default.",
+        choices=("auto", "summarized", "omitted"),
     ),
     _spec(
         "reasoning.stripFromContext",
@@ -252,6 +278,10 @@ def parse_value(spec: SettingSpec, raw: Any) -> Any:
             names = tuple(n.strip().strip("<>/") for n in items if n.strip().strip("<>/"))
             if not names or not all(re.fullmatch(r"[A-Za-z_][\w.-]*", n) for n in names):
                 raise ValueError
+            if spec.choices:
+                if not set(names) <= set(spec.choices):
+                    raise ValueError
+                return tuple(c for c in spec.choices if c in names)  # in the choices' order
             return names
         if isinstance(text, (bool, int, float, list, tuple)):
             raise ValueError

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
-ThinkingFormat = Literal["native", "field"]
+ThinkingFormat = Literal["native", "field", "tags"]
+ThinkingMode = Literal["auto", "adaptive", "budget", "switch", "template", "none"]
+ThinkingDisplay = Literal["auto", "summarized", "omitted"]
 StripPolicy = Literal["all", "allButLast", "none"]
 FieldName = Literal["reasoning_content", "reasoning"]
 SummaryDetail = Literal["auto", "concise", "detailed", "none"]
@@ -32,6 +34,9 @@ class SettingsView:
     reasoning_effort: Effort | None
     reasoning_max_tokens: int | None
     reasoning_format: ThinkingFormat
+    reasoning_mode: ThinkingMode
+    reasoning_efforts: tuple[str, ...] | None
+    reasoning_display: ThinkingDisplay
     reasoning_strip_from_context: StripPolicy
     reasoning_field_name: FieldName
     reasoning_summary: SummaryDetail

@@ -25,10 +25,12 @@ from tractui.core.events import (
     ToolCallDelta,
     UsageEvent,
 )
+from tractui.core.reasoning import map_effort
 from tractui.core.settings import Settings
 from tractui.core.tools import ToolSpec
 from tractui.errors import RequestError
 from tractui.providers.errors import describe_error_payload, make_error
+from tractui.providers.models import ModelInfo, ModelListError, anthropic_models, fetch_pages
 from tractui.providers.thinking_back import current_turn_start, route_thinking, same_origin, thinking_as_text
 from tractui.providers.transport import Provider, append_turn, system_text
 
@@ -53,14 +55,47 @@ class ThinkingPlan:
 
 
 def thinking_budget(settings: Settings) -> int | None:
-    """The thinking budget the settings ask for, or None when thinking is off."""
-    if not settings.view.reasoning_enabled:
+    """A fixed thinking budget (Claude 4.5 and earlier): ``reasoning.mode budget``, or ``auto`` with
+    ``reasoning.maxTokens`` set; None means adaptive thinking (or none)."""
+    view = settings.view
+    if not view.reasoning_enabled or view.reasoning_mode not in ("auto", "budget"):
         return None
-    budget = settings.view.reasoning_max_tokens
+    budget = view.reasoning_max_tokens
     if budget is not None:
         return int(budget) if budget > 0 else None
-    effort = settings.view.reasoning_effort
+    if view.reasoning_mode == "auto":
+        return None
+    effort = view.reasoning_effort
     return EFFORT_BUDGET.get(effort) if effort else None
+
+
+def thinking_param(settings: Settings, budget: int | None) -> dict[str, Any] | None:
+    """The request's ``thinking``: adaptive (Claude 4.6 and later; the only kind Opus 4.7 and later
+    take), a fixed budget, ``disabled`` when reasoning is off, or nothing (``reasoning.mode none``)."""
+    view = settings.view
+    if view.reasoning_mode == "none":
+        return None
+    if not view.reasoning_enabled:
+        return {"type": "disabled"}
+    if budget is not None:
+        return {"type": "enabled", "budget_tokens": budget}
+    if view.reasoning_mode == "budget":
+        return None  # budget mode without a budget: the model's default
+    param: dict[str, Any] = {"type": "adaptive"}
+    if view.reasoning_display != "auto":
+        param["display"] = view.reasoning_display
+    return param
+
+
+def output_config(settings: Settings) -> dict[str, Any] | None:
+    """``output_config.effort`` for adaptive thinking, mapped onto the efforts the model takes."""
+    view = settings.view
+    if view.reasoning_mode not in ("auto", "adaptive") or not view.reasoning_enabled:
+        return None
+    effort = map_effort(view.reasoning_effort, view.reasoning_efforts)
+    if effort is None or effort == "none":
+        return None
+    return {"effort": effort}
 
 
 def plan_thinking(settings: Settings) -> ThinkingPlan:
@@ -139,11 +174,15 @@ def _user_blocks(content: Content) -> list[dict[str, Any]]:
     return out
 
 
+def _thinks(thinking: dict[str, Any] | None) -> bool:
+    return thinking is not None and thinking["type"] != "disabled"
+
+
 def loop_lacks_thinking(converted: list[dict[str, Any]]) -> bool:
     """A tool loop whose last assistant message has no thinking block to start with (its steps
     came from another model, or from a request without thinking): Anthropic refuses such a
     history with thinking on ("Expected `thinking` or `redacted_thinking`, but found `tool_use`"),
-    so the request goes without thinking until the loop ends."""
+    so the request goes with thinking disabled until the loop ends."""
     if not converted or converted[-1]["role"] != "user":
         return False
     if not any(b.get("type") == "tool_result" for b in converted[-1]["content"]):
@@ -326,6 +365,15 @@ class AnthropicProvider(Provider):
     def extra_headers(self, settings: Settings) -> dict[str, str]:
         return {"anthropic-beta": INTERLEAVED_BETA} if thinking_budget(settings) is not None else {}
 
+    async def list_models(self) -> list[ModelInfo]:
+        key, missing = self.api_key()
+        if missing is not None:
+            raise ModelListError(missing.message)
+        url = f"{self.base_url}/v1/models"
+        return await fetch_pages(
+            self.client, url, self.auth_headers(key), anthropic_models, "after_id", {"limit": "1000"}
+        )
+
     def tool_definitions(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]
 
@@ -350,14 +398,19 @@ class AnthropicProvider(Provider):
             body["system"] = prompt
         if tools:
             body["tools"] = self.tool_definitions(tools)
-        if plan.budget is not None and not loop_lacks_thinking(converted):
-            body["thinking"] = {"type": "enabled", "budget_tokens": plan.budget}
-        elif settings.view.temperature is not None:
+        thinking = thinking_param(settings, plan.budget)
+        if thinking is not None and thinking["type"] != "disabled" and loop_lacks_thinking(converted):
+            thinking = {"type": "disabled"}
+        if thinking is not None:
+            body["thinking"] = thinking
+        if (config := output_config(settings)) is not None and thinking and thinking["type"] == "adaptive":
+            body["output_config"] = config
+        if settings.view.temperature is not None and not _thinks(thinking):
             body["temperature"] = settings.view.temperature
         return body
 
     def notices(self, settings: Settings) -> list[str]:
-        if settings.view.temperature is None or thinking_budget(settings) is None:
+        if settings.view.temperature is None or not _thinks(thinking_param(settings, thinking_budget(settings))):
             return []
         return self.note_once(TEMPERATURE_NOTICE)
 

@@ -28,6 +28,7 @@ from tractui.core.events import Done, StreamEvent, TextDelta, ThinkingDelta, Thi
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
+from tractui.providers.models import ModelInfo
 from tractui.providers.transport import Provider, ProviderConfig
 
 PACE = 0.03  # seconds between streamed words: fast enough to read along, slow enough to watch
@@ -131,6 +132,9 @@ class DemoProvider(Provider):
         super().__init__(config, client=client)
         self.pace = pace
         self._counter = TokenCounter(config.model)
+
+    async def list_models(self) -> list[ModelInfo]:
+        return [ModelInfo("demo", name="the offline demo")]
 
     def build_request(
         self,

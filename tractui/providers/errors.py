@@ -23,6 +23,39 @@ _CONTEXT = re.compile(
     re.IGNORECASE,
 )
 _MAX_LINE = 300
+# A request shape the server refuses, and the setting that changes it: the user's next step, in the line.
+_HINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), hint)
+    for pattern, hint in (
+        (
+            r"thinking\.type\.enabled.{0,40}not supported|use .?thinking\.type\.adaptive",
+            "this model thinks adaptively: /set reasoning.mode adaptive (or /set unset reasoning.maxTokens)",
+        ),
+        (
+            r"bound to a different conversation|invalid .?signature.? in .?thinking",
+            "earlier thinking no longer matches this conversation (its system prompt, tools or history changed): "
+            "/set reasoning.includeInContext false sends none back",
+        ),
+        (
+            r"(temperature|top_p|top_k).{0,80}(only 1 is allowed|non-default|not supported|does not support)"
+            r"|invalid temperature",
+            "this model fixes its sampling: /set unset temperature",
+        ),
+        (
+            r"thinking_?level.{0,80}thinking_?budget|thinking_?budget.{0,80}thinking_?level",
+            "set reasoning.effort or reasoning.maxTokens, not both",
+        ),
+        (
+            r"reasoning_effort.{0,80}(invalid|unsupported|not supported|must be one of)"
+            r"|unsupported value.{0,40}reasoning",
+            "the server takes other effort values: /set reasoning.efforts with the ones it lists",
+        ),
+        (
+            r"model_not_found|model .{0,80}(does not exist|not found|is not available|unknown)|unknown model|no such model",
+            "pick one the server offers with /model",
+        ),
+    )
+)
 
 
 def _first(obj: dict[str, Any], *keys: str) -> Any:
@@ -111,6 +144,9 @@ def make_error(status: int | None, message: str, code: str = "", *, key_env: str
         text = f"context too long ({where}): {detail}"
     else:
         text = f"{where}: {detail}"
+        fix = next((h for pattern, h in _HINTS if pattern.search(detail)), None)
+        if fix:
+            text = f"{text} — {fix}"
     return StreamError(kind=kind, message=one_line(text), status=status, retryable=retryable)
 
 

@@ -24,9 +24,11 @@ from tractui.core.events import (
     ToolCallDelta,
     UsageEvent,
 )
+from tractui.core.reasoning import map_effort
 from tractui.core.settings import Settings
 from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
+from tractui.providers.models import ModelInfo, ModelListError, fetch_pages, gemini_models
 from tractui.providers.thinking_back import current_turn_start, route_thinking, same_origin, thinking_as_text
 from tractui.providers.transport import Provider, append_turn, system_text
 
@@ -37,17 +39,20 @@ SKIP_SIGNATURE = "skip_thought_signature_validator"
 
 # -- request ------------------------------------------------------------------
 def thinking_config(settings: Settings) -> dict[str, Any] | None:
-    """``thinkingConfig`` from the settings: a budget (``maxTokens``) or a level (``effort``)."""
-    if not settings.view.reasoning_enabled:
+    """``thinkingConfig``: a budget (``reasoning.maxTokens``, Gemini 2.5) or a level (``reasoning.effort``,
+    Gemini 3: mapped onto ``reasoning.efforts`` when the profile lists the levels its model takes).
+    Never both: the API refuses a request with a level and a budget."""
+    view = settings.view
+    if not view.reasoning_enabled or view.reasoning_mode == "none":
         return None
-    budget = settings.view.reasoning_max_tokens
-    effort = settings.view.reasoning_effort
+    budget = view.reasoning_max_tokens
+    effort = map_effort(view.reasoning_effort, view.reasoning_efforts)
     if budget == 0 or (budget is None and effort == "none"):
         return {"thinkingBudget": 0}
     config: dict[str, Any] = {"includeThoughts": True}
     if budget is not None:
         config["thinkingBudget"] = int(budget)
-    elif effort in EFFORT_LEVEL:
+    elif effort in EFFORT_LEVEL and view.reasoning_mode != "budget":
         config["thinkingLevel"] = EFFORT_LEVEL[effort]
     return config
 
@@ -301,6 +306,15 @@ class GeminiProvider(Provider):
 
     def auth_headers(self, key: str | None) -> dict[str, str]:
         return {"x-goog-api-key": key} if key else {}
+
+    async def list_models(self) -> list[ModelInfo]:
+        key, missing = self.api_key()
+        if missing is not None:
+            raise ModelListError(missing.message)
+        url = f"{self.base_url}/v1beta/models"
+        return await fetch_pages(
+            self.client, url, self.auth_headers(key), gemini_models, "pageToken", {"pageSize": "1000"}
+        )
 
     def tool_definitions(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         declarations = [

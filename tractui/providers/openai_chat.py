@@ -25,7 +25,7 @@ from tractui.core.events import (
     ToolCallDelta,
     UsageEvent,
 )
-from tractui.core.reasoning import thinking_to_reasoning_field
+from tractui.core.reasoning import map_effort, thinking_to_reasoning_field
 from tractui.core.settings import Settings
 from tractui.core.tags import ThinkTagExtractor, tag_pairs
 from tractui.core.tools import ToolSpec
@@ -241,27 +241,45 @@ class OpenAIChatProvider(Provider):
         self._reasoning_params(body, settings)
         max_tokens = settings.view.max_tokens
         if max_tokens is not None:
-            # api.openai.com refuses max_tokens for reasoning models; others only know max_tokens.
-            body["max_completion_tokens" if "api.openai.com" in self.base_url else "max_tokens"] = max_tokens
+            # api.openai.com refuses max_tokens for reasoning models and Moonshot documents
+            # max_completion_tokens for Kimi; other servers only know max_tokens
+            modern = any(host in self.base_url for host in ("api.openai.com", "api.moonshot.ai", "api.moonshot.cn"))
+            body["max_completion_tokens" if modern else "max_tokens"] = max_tokens
         temperature = settings.view.temperature
         if temperature is not None:
             body["temperature"] = temperature
         return body
 
     def _reasoning_params(self, body: dict[str, Any], settings: Settings) -> None:
-        if not settings.view.reasoning_enabled:
+        """How this server is asked to think, by ``reasoning.mode``: ``switch`` sends
+        ``thinking: {type: enabled|disabled}`` (DeepSeek V4, Kimi K2.6, GLM), ``template`` the
+        chat template's ``enable_thinking`` (Qwen3 on vLLM or SGLang), ``budget`` DashScope's
+        ``thinking_budget``; OpenRouter (by its URL) takes its ``reasoning`` object; and the
+        effort goes as ``reasoning_effort``, mapped onto ``reasoning.efforts``."""
+        view = settings.view
+        mode = view.reasoning_mode
+        if mode == "none":
             return
-        effort = settings.view.reasoning_effort
-        budget = settings.view.reasoning_max_tokens
+        enabled = view.reasoning_enabled
+        effort = map_effort(view.reasoning_effort, view.reasoning_efforts)
+        budget = view.reasoning_max_tokens
         if "openrouter.ai" in self.base_url:
-            if budget is not None:
+            if not enabled:
+                body["reasoning"] = {"enabled": False}
+            elif budget is not None:
                 body["reasoning"] = {"max_tokens": budget}
             elif effort is not None:
                 body["reasoning"] = {"effort": effort}
             return
-        if effort is not None:
+        if mode == "switch":
+            body["thinking"] = {"type": "enabled" if enabled and effort != "none" else "disabled"}
+        elif mode == "template":
+            body["chat_template_kwargs"] = {"enable_thinking": enabled and effort != "none"}
+        if not enabled:
+            return
+        if effort is not None and not (effort == "none" and mode in ("switch", "template")):
             body["reasoning_effort"] = effort
-        if budget is not None and "dashscope" in self.base_url:
+        if budget is not None and (mode == "budget" or "dashscope" in self.base_url):
             body["enable_thinking"] = True
             body["thinking_budget"] = budget
 
@@ -270,7 +288,9 @@ class OpenAIChatProvider(Provider):
         prompt = system or settings.view.system_prompt
         if prompt:
             out.append({"role": "system", "content": prompt})
-        send_field = settings.view.reasoning_include_in_context and settings.view.reasoning_format == "field"
+        include, fmt = settings.view.reasoning_include_in_context, settings.view.reasoning_format
+        send_field = include and fmt in ("field", "native")  # this protocol's native way is the field
+        send_tags = include and fmt == "tags"
         field_name = settings.view.reasoning_field_name or "reasoning_content"
         loop = current_turn_start(messages)
         for index, message in enumerate(messages):
@@ -286,6 +306,11 @@ class OpenAIChatProvider(Provider):
                 )
             elif index >= loop:
                 out.append(_loop_step(message, field_name, thinking_on=settings.view.reasoning_enabled))
+            elif send_tags and message.thinking:
+                entry: dict[str, Any] = {"role": "assistant", "content": _with_think_tags(message, every=True)}
+                if message.tool_calls:
+                    entry["tool_calls"] = _tool_calls(message.tool_calls)
+                out.append(entry)
             else:
                 out.append(
                     _assistant(message, field_name if send_field else None, field_name, settings.view.reasoning_enabled)
@@ -300,12 +325,14 @@ def _tool_calls(calls: list[ToolCallBlock]) -> list[dict[str, Any]]:
     ]
 
 
-def _with_think_tags(message: Content) -> str:
-    """The text as the model wrote it: thinking back inside its tags, then the answer
-    (the tag name and the blank lines after it as recorded, ``think`` and a blank line if not)."""
+def _with_think_tags(message: Content, *, every: bool = False) -> str:
+    """The text as the model wrote it: thinking back inside its tags, then the answer (the tag
+    name and the blank lines after it as recorded, ``think`` and a blank line if not). ``every``
+    puts all readable thinking in tags (``reasoning.format tags``), not only what came in them."""
     parts: list[str] = []
     for block in message.blocks:
-        if isinstance(block, ThinkingBlock) and block.source_field == "think_tags":
+        wrapped = every and not block.is_hidden if isinstance(block, ThinkingBlock) else False
+        if isinstance(block, ThinkingBlock) and (block.source_field == "think_tags" or wrapped):
             tag = block.provider_metadata.get("tag", "think")
             parts.append(f"<{tag}>{block.thought}</{tag}>{block.provider_metadata.get('after', chr(10) * 2)}")
         elif isinstance(block, TextBlock):

@@ -23,6 +23,7 @@ from tractui.core.events import (
     ToolCallDelta,
     UsageEvent,
 )
+from tractui.core.reasoning import map_effort
 from tractui.core.settings import Settings
 from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
@@ -35,11 +36,17 @@ TEMPERATURE_NOTICE = "temperature is not sent while reasoning is on (OpenAI reas
 
 # -- request ------------------------------------------------------------------
 def reasoning_param(settings: Settings) -> dict[str, Any] | None:
-    if not settings.view.reasoning_enabled:
+    """``reasoning``: the effort (mapped onto ``reasoning.efforts``) and the summary detail. With
+    reasoning off, ``effort: none`` when the model takes it (GPT-5.1 and later), else nothing."""
+    view = settings.view
+    if view.reasoning_mode == "none":
         return None
+    if not view.reasoning_enabled:
+        return {"effort": "none"} if view.reasoning_efforts and "none" in view.reasoning_efforts else None
     param: dict[str, Any] = {}
-    if settings.view.reasoning_effort:
-        param["effort"] = settings.view.reasoning_effort
+    effort = map_effort(view.reasoning_effort, view.reasoning_efforts)
+    if effort:
+        param["effort"] = effort
     if settings.view.reasoning_summary != "none":
         param["summary"] = settings.view.reasoning_summary
     return param

@@ -35,6 +35,7 @@ from tractui.core.tools import ToolSpec
 from tractui.errors import RequestError
 from tractui.providers.config import DEFAULT_KEY_ENV, ProviderConfig, key_env_name
 from tractui.providers.errors import error_from_body, make_error, parse_error_body
+from tractui.providers.models import ModelInfo, ModelListError, fetch_pages, openai_models
 from tractui.providers.sse import aiter_events
 
 RETRY_AFTER_CAP = 60.0  # seconds; a server asking for longer still gets retried after this
@@ -185,6 +186,13 @@ class Provider(ABC):
     @property
     def base_url(self) -> str:
         return (self.config.base_url or self.default_base_url).rstrip("/")
+
+    async def list_models(self) -> list[ModelInfo]:
+        """The models the server offers (OpenAI-compatible ``GET /models``; others override)."""
+        key, missing = self.api_key()
+        if missing is not None:
+            raise ModelListError(missing.message)
+        return await fetch_pages(self.client, f"{self.base_url}/models", self.auth_headers(key), openai_models, None)
 
     # -- shared machinery -----------------------------------------------------
     @property
