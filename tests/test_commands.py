@@ -127,7 +127,8 @@ def test_what_counts_as_a_command():
 def test_set_alone_lists_every_key_and_marks_changed_ones(host):
     host.settings.set("reasoning.effort", "high")
     lines = run(host, "/set").message.splitlines()
-    assert len(lines) == 1 + len(SPECS)
+    assert len(lines) == 1 + len(SPECS) + 1
+    assert lines[-1] == "The next request sends: no parameters besides the conversation"  # the demo takes none
     marked = [line for line in lines[1:] if line.startswith("*")]
     assert len(marked) == 1 and "reasoning.effort" in marked[0] and marked[0].rstrip().endswith("high")
     assert any(line.split()[0] == "context-limit" and line.split()[1] == "128000" for line in lines[1:])
@@ -399,3 +400,20 @@ async def test_switching_to_deepseek_sends_no_thinking(tmp_path, monkeypatch, lo
     assistant = next(m for m in body["messages"] if m["role"] == "assistant")
     assert "reasoning_content" not in assistant, "earlier turns' thinking stays home (includeInContext off)"
     assert assistant["content"].startswith("Here are the basic steps")
+
+
+def test_set_says_what_the_server_will_actually_get(host):
+    host.provider_config = ProviderConfig("openai", "m", "http://127.0.0.1:9/v1", "")
+    message = run(host, "/set reasoning.maxTokens 8k").message
+    assert message.startswith("reasoning.maxTokens = 8192 (not sent to this openai server as things are")
+    message = run(host, "/set reasoning.effort high").message
+    assert message == 'reasoning.effort = high (the next request sends reasoning_effort="high")'
+    message = run(host, "/set reasoning.mode switch").message
+    assert message == 'reasoning.mode = switch (the next request sends thinking={"type":"enabled"})'
+    assert run(host, "/set").message.splitlines()[-1] == (
+        'The next request sends: thinking={"type":"enabled"}, reasoning_effort="high"'
+    )
+    host.provider_config = ProviderConfig("anthropic", "claude-opus-5-5", "http://127.0.0.1:9", "")
+    message = run(host, "/set reasoning.mode budget").message
+    assert "the next request sends" in message and '"type":"enabled"' in message and "budget_tokens" in message
+

@@ -37,9 +37,7 @@ def test_default_profile_and_theme_come_from_config_toml(monkeypatch):
     save_app_config(AppConfig(default_profile="kimi", theme="nord"))
     start = resolve()
     assert start.profile_name == "kimi" and start.theme == "nord"
-    assert start.config == ProviderConfig(
-        "openai", "kimi-k2.6", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY"
-    )
+    assert start.config == ProviderConfig("openai", "kimi-k2.6", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY")
     assert start.settings.get("reasoning.includeInContext") is True
     assert start.notices == []
 

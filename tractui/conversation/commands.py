@@ -18,6 +18,7 @@ from tractui.config.startup import missing_key_notice
 from tractui.core.settings import REGISTRY, SPECS, Settings, closest, format_value, spec_for
 from tractui.errors import ProfileError, SettingError, UserError
 from tractui.providers.config import ProviderConfig
+from tractui.providers.preview import describe_parameters, sent_parameters, setting_effect
 
 Action = Literal[
     "help", "context", "compact", "new", "sessions", "retry", "edit", "copy", "export", "theme", "clear", "quit"
@@ -139,7 +140,8 @@ def _error(message: str) -> CommandResult:
 def _set(rest: str, ctx: CommandContext) -> CommandResult:
     settings = ctx.settings
     if not rest:
-        return CommandResult(message=settings_table(settings))
+        sends = describe_parameters(sent_parameters(ctx.provider_config, settings))
+        return CommandResult(message=f"{settings_table(settings)}\nThe next request sends: {sends}")
     first, _, value = rest.partition(" ")
     value = value.strip()
     try:
@@ -147,23 +149,46 @@ def _set(rest: str, ctx: CommandContext) -> CommandResult:
             if not value:
                 return _error("usage: /set unset KEY")
             spec = spec_for(value)
+            before = settings.copy()
             settings.unset(spec.key)
-            return CommandResult(
-                message=f"{spec.key} = {format_value(spec.default)} (default restored; {_when(spec.key)})"
-            )
+            effect = _effect(ctx, spec.key, before, settings)
+            return CommandResult(message=f"{spec.key} = {format_value(spec.default)} (default restored; {effect})")
         if "=" in first and not value:
             first, _, value = first.partition("=")
         spec = spec_for(first)
         if not value:
             return CommandResult(message=describe(settings, spec.key))
+        before = settings.copy()
         applied = settings.set(spec.key, value)
     except SettingError as err:
         return _error(str(err))
-    return CommandResult(message=f"{spec.key} = {format_value(applied)} ({_when(spec.key)})")
+    return CommandResult(message=f"{spec.key} = {format_value(applied)} ({_effect(ctx, spec.key, before, settings)})")
 
 
-def _when(key: str) -> str:
-    return "applied now" if REGISTRY[key].display else "takes effect on the next request"
+# the keys that become request parameters (the others shape the messages, or tractui itself)
+PARAMETER_KEYS = frozenset(
+    (
+        "reasoning.enabled",
+        "reasoning.effort",
+        "reasoning.maxTokens",
+        "reasoning.mode",
+        "reasoning.efforts",
+        "reasoning.display",
+        "reasoning.summary",
+        "temperature",
+        "max-tokens",
+        "max-output",
+    )
+)
+
+
+def _effect(ctx: CommandContext, key: str, before: Settings, after: Settings) -> str:
+    """When a change takes effect; for what goes to the server, what it actually sends (or that it is not sent)."""
+    if REGISTRY[key].display:
+        return "applied now"
+    if key in PARAMETER_KEYS:
+        return setting_effect(ctx.provider_config, before, after)
+    return "takes effect on the next request"
 
 
 def settings_table(settings: Settings) -> str:

@@ -51,7 +51,7 @@ _HINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
             "the server takes other effort values: /set reasoning.efforts with the ones it lists",
         ),
         (
-            r"model_not_found|model .{0,80}(does not exist|not found|is not available|unknown)|unknown model|no such model",
+            r"model_not_found|not found the model|unknown model|no such model|model .{0,80}(does not exist|not found|is not available|unknown)",
             "pick one the server offers with /model",
         ),
     )

@@ -1,0 +1,341 @@
+"""Today's models: each shipped profile's request, as its vendor's strict server checks it; the retired
+shapes refused with the vendor's words and a line naming the setting to change; Claude's newest
+thinking recordings replayed and sent back byte for byte; model lists from each protocol."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from loopback import FIXTURES, LoopbackServer, Reply, Request, encode_sse, error, json_body, openai_chat_reply, sse
+from replay import collect, make
+from strict_servers import ANTHROPIC_BUDGET_GONE
+
+from tractui.config.paths import shipped_dir
+from tractui.config.profiles import ProfileStore
+from tractui.core.content import Content, ThinkingBlock
+from tractui.core.events import StreamError
+from tractui.core.settings import Settings
+from tractui.providers import make_provider
+from tractui.providers.config import ProviderConfig
+from tractui.providers.models import ModelListError
+
+KIMI_TEMPERATURE = "invalid temperature: only 1 is allowed for this model"
+MOONSHOT_NOT_FOUND = "Not found the model {model} or Permission denied"
+ADAPTIVE_ONLY = (
+    "claude-opus-4-7",
+    "claude-opus-4-8",
+    "claude-opus-5",
+    "claude-sonnet-5",
+    "claude-haiku-5",
+    "claude-fable",
+)
+
+
+def vendor_check(profile: str, body: dict[str, Any]) -> str | None:
+    """What the vendor's API refuses in a request, in its own words (only rules we can quote)."""
+    model = body.get("model", "")
+    if profile.startswith("claude"):
+        if (body.get("thinking") or {}).get("type") == "enabled" and model.startswith(ADAPTIVE_ONLY):
+            return ANTHROPIC_BUDGET_GONE
+    if profile.startswith("kimi"):
+        if "temperature" in body and body["temperature"] != 1:
+            return KIMI_TEMPERATURE
+        if model in ("kimi-k2-thinking", "kimi-k2-thinking-turbo", "kimi-k2-0905-preview"):
+            return MOONSHOT_NOT_FOUND.format(model=model)
+    return None
+
+
+def one_reply(protocol: str) -> Reply:
+    if protocol == "anthropic":
+        events = [
+            {
+                "type": "message_start",
+                "message": {"id": "m", "model": "x", "content": [], "usage": {"input_tokens": 5}},
+            },
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+            {"type": "message_stop"},
+        ]
+        return Reply(body=encode_sse(events, done=False, event_names=[e["type"] for e in events]))
+    if protocol == "gemini":
+        chunk = {"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]}, "finishReason": "STOP"}]}
+        return Reply(body=encode_sse([chunk], done=False))
+    if protocol == "openai-responses":
+        events = [
+            {
+                "type": "response.output_text.delta",
+                "item_id": "m",
+                "output_index": 0,
+                "content_index": 0,
+                "delta": "ok",
+            },
+            {
+                "type": "response.completed",
+                "response": {"status": "completed", "usage": {"input_tokens": 5, "output_tokens": 1}},
+            },
+        ]
+        return Reply(body=encode_sse(events, done=False, event_names=[e["type"] for e in events]))
+    return openai_chat_reply("ok")
+
+
+def strict_server(profile: str, protocol: str):
+    def handle(request: Request) -> Reply:
+        body = request.json or {}
+        problem = vendor_check(profile, body)
+        if problem == MOONSHOT_NOT_FOUND.format(model=body.get("model")):
+            return error(404, {"error": {"message": problem, "type": "resource_not_found_error"}})
+        if problem is not None:
+            return error(400, {"type": "error", "error": {"type": "invalid_request_error", "message": problem}})
+        return one_reply(protocol)
+
+    return handle
+
+
+SHIPPED = sorted(p.stem for p in shipped_dir("profiles").glob("*.toml") if p.stem != "demo")
+
+
+def pointed(profile_name: str, server: LoopbackServer) -> tuple[ProviderConfig, Settings]:
+    profile = ProfileStore().load(profile_name)
+    path = {"anthropic": "", "gemini": ""}.get(profile.provider, "/v1")
+    config = ProviderConfig(profile.provider, profile.model, base_url=f"{server.url}{path}", api_key_env="")
+    return config, profile.make_settings()
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+async def test_every_shipped_profile_builds_a_request_its_vendor_accepts(loopback, name, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path))
+    config, settings = pointed(name, loopback)
+    loopback.default = strict_server(name, config.provider)
+    provider = make_provider(config)
+    events = [e async for e in provider.stream([Content.human("hi")], settings)]
+    await provider.aclose()
+    errors = [e for e in events if isinstance(e, StreamError)]
+    assert errors == [], errors
+    body = loopback.requests[-1].json
+    assert "temperature" not in body or name in ("qwen3-vllm",)
+
+
+SHAPES: dict[str, dict[str, Any]] = {  # what each shipped profile asks of its server, as the vendors document it
+    "claude": {"thinking": {"type": "adaptive", "display": "summarized"}, "output_config": {"effort": "high"}},
+    "claude-opus": {"thinking": {"type": "adaptive", "display": "summarized"}, "output_config": {"effort": "high"}},
+    "deepseek": {"thinking": {"type": "enabled"}, "reasoning_effort": "high"},
+    "deepseek-flash": {"thinking": {"type": "enabled"}, "reasoning_effort": "high"},
+    "kimi": {"thinking": {"type": "enabled"}, "max_completion_tokens": 32768},
+    "kimi-k3": {"reasoning_effort": "high", "max_completion_tokens": 32768},
+    "qwen3-vllm": {"chat_template_kwargs": {"enable_thinking": True}},
+    "gpt-oss-ollama": {"reasoning_effort": "medium"},
+    "openrouter": {"reasoning": {"effort": "high"}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_shipped_profiles_ask_for_thinking_the_current_way(name, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path))
+    profile = ProfileStore().load(name)
+    body = make_provider(profile.provider_config()).build_request([Content.human("hi")], profile.make_settings())
+    assert {k: body.get(k) for k in SHAPES[name]} == SHAPES[name]
+
+
+def test_gemini_and_gpt5_profiles_send_levels_and_efforts_they_take(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path))
+    store = ProfileStore()
+    for name, level in (("gemini-pro", "high"), ("gemini-flash", "medium")):
+        profile = store.load(name)
+        body = make_provider(profile.provider_config()).build_request([Content.human("hi")], profile.make_settings())
+        assert body["generationConfig"]["thinkingConfig"] == {"includeThoughts": True, "thinkingLevel": level}
+        settings = profile.make_settings()
+        settings.set("reasoning.effort", "medium")
+        body = make_provider(profile.provider_config()).build_request([Content.human("hi")], settings)
+        assert body["generationConfig"]["thinkingConfig"]["thinkingLevel"] in profile.settings["reasoning.efforts"]
+    gpt = store.load("gpt-5")
+    settings = gpt.make_settings()
+    settings.set("reasoning.effort", "max")  # not a GPT-5.x value: the nearest it takes
+    body = make_provider(gpt.provider_config()).build_request([Content.human("hi")], settings)
+    assert body["reasoning"] == {"effort": "xhigh", "summary": "auto"} and body["store"] is False
+
+
+@pytest.mark.parametrize(
+    ("name", "change", "needle", "hint"),
+    [
+        (
+            "claude-opus",
+            {"reasoning.mode": "budget", "reasoning.maxTokens": 4096},
+            "thinking.type.enabled",
+            "/set reasoning.mode adaptive",
+        ),
+        ("kimi", {"temperature": 0.7}, KIMI_TEMPERATURE, "/set unset temperature"),
+    ],
+)
+async def test_a_retired_shape_is_refused_with_a_line_naming_the_setting(
+    loopback, name, change, needle, hint, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path))
+    config, settings = pointed(name, loopback)
+    for key, value in change.items():
+        settings.set(key, value)
+    loopback.default = strict_server(name, config.provider)
+    provider = make_provider(config)
+    events = [e async for e in provider.stream([Content.human("hi")], settings)]
+    await provider.aclose()
+    error_event = next(e for e in events if isinstance(e, StreamError))
+    assert needle in error_event.message and hint in error_event.message
+    assert "\n" not in error_event.message
+
+
+async def test_a_retired_model_id_suggests_picking_one_with_model(loopback):
+    loopback.default = strict_server("kimi", "openai")
+    provider = make_provider(
+        ProviderConfig("openai", "kimi-k2-thinking", base_url=f"{loopback.url}/v1", api_key_env="")
+    )
+    events = [e async for e in provider.stream([Content.human("hi")], Settings())]
+    await provider.aclose()
+    error_event = next(e for e in events if isinstance(e, StreamError))
+    assert "Not found the model kimi-k2-thinking" in error_event.message and "/model" in error_event.message
+
+
+# -- Claude's newest thinking shapes, replayed and sent back --------------------------------------
+CLAUDE = FIXTURES / "anthropic_thinking"
+RECORDINGS = [
+    "claude_sonnet5_stream_thinking_display_omitted",
+    "claude_sonnet5_stream_thinking_display_summarized",
+    "claude_opus46_stream_adaptive_text_before_thinking",
+    "claude_sonnet5_stream_signature_only_thinking_advisor",
+]
+
+
+def recorded_blocks(path: Path) -> list[dict[str, Any]]:
+    """The thinking blocks exactly as the recording streamed them: text and signature, per block."""
+    blocks: dict[int, dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        if not line.startswith("data:"):
+            continue
+        event = json.loads(line[5:])
+        index = event.get("index")
+        if event.get("type") == "content_block_start" and event["content_block"]["type"] == "thinking":
+            blocks[index] = {"type": "thinking", "thinking": "", "signature": ""}
+        elif event.get("type") == "content_block_delta" and index in blocks:
+            delta = event["delta"]
+            blocks[index]["thinking"] += delta.get("thinking", "")
+            blocks[index]["signature"] += delta.get("signature", "")
+    return [blocks[i] for i in sorted(blocks)]
+
+
+@pytest.mark.parametrize("name", RECORDINGS)
+async def test_claude_thinking_recordings_go_back_byte_for_byte(loopback: LoopbackServer, name: str, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    path = CLAUDE / f"{name}.sse"
+    model = json.loads((CLAUDE / f"{name}.meta.json").read_text())["model"]
+    loopback.add(sse(path))
+    provider = make(loopback, "anthropic", model)
+    _, assembler = await collect(provider, Settings({"reasoning.includeInContext": True, "reasoning.format": "native"}))
+    reply = assembler.content(metadata={"provider": "anthropic", "model": model})
+    assert [b.signature for b in reply.blocks if isinstance(b, ThinkingBlock)] == [
+        b["signature"] for b in recorded_blocks(path)
+    ]
+    loopback.add(one_reply("anthropic"))
+    history = [Content.human("first"), reply, Content.human("second")]
+    settings = Settings({"reasoning.includeInContext": True, "reasoning.format": "native"})
+    await collect(provider, settings, history)
+    await provider.aclose()
+    sent = loopback.requests[-1].json["messages"][1]["content"]
+    assert [b for b in sent if b["type"] == "thinking"] == recorded_blocks(path)
+
+
+# -- model lists ----------------------------------------------------------------------------------
+async def test_an_openai_compatible_list_reads_openrouters_limits(loopback):
+    loopback.add(
+        json_body(
+            {
+                "data": [
+                    {
+                        "id": "deepseek/deepseek-v4-pro",
+                        "context_length": 1048576,
+                        "top_provider": {"max_completion_tokens": 65536},
+                    },
+                    {"id": "plain-model"},
+                    {"id": ""},
+                    "not an object",
+                ]
+            }
+        )
+    )
+    provider = make_provider(ProviderConfig("openai", "x", base_url=f"{loopback.url}/api/v1", api_key_env=""))
+    models = await provider.list_models()
+    await provider.aclose()
+    assert [(m.id, m.context_limit, m.max_output) for m in models] == [
+        ("deepseek/deepseek-v4-pro", 1048576, 65536),
+        ("plain-model", None, None),
+    ]
+    assert loopback.requests[0].path == "/api/v1/models"
+
+
+async def test_anthropic_lists_every_page_with_context_windows(loopback, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    loopback.add(
+        json_body(
+            {
+                "data": [{"id": "claude-opus-5-5", "max_input_tokens": 1000000, "max_tokens": 128000}],
+                "has_more": True,
+                "last_id": "claude-opus-5-5",
+            }
+        ),
+        json_body(
+            {"data": [{"id": "claude-haiku-5-5", "max_input_tokens": 1000000, "max_tokens": 128000}], "has_more": False}
+        ),
+    )
+    provider = make_provider(ProviderConfig("anthropic", "x", base_url=loopback.url))
+    models = await provider.list_models()
+    await provider.aclose()
+    assert [(m.id, m.context_limit) for m in models] == [("claude-haiku-5-5", 1000000), ("claude-opus-5-5", 1000000)]
+    assert loopback.requests[1].query["after_id"] == "claude-opus-5-5"
+    assert loopback.requests[0].headers["x-api-key"] == "k"
+
+
+async def test_gemini_lists_the_models_that_generate(loopback):
+    loopback.add(
+        json_body(
+            {
+                "models": [
+                    {
+                        "name": "models/gemini-3.5-flash",
+                        "inputTokenLimit": 1048576,
+                        "outputTokenLimit": 65536,
+                        "supportedGenerationMethods": ["generateContent"],
+                    },
+                    {"name": "models/text-embedding-005", "supportedGenerationMethods": ["embedContent"]},
+                ],
+                "nextPageToken": "",
+            }
+        )
+    )
+    provider = make_provider(ProviderConfig("gemini", "x", base_url=loopback.url, api_key_env=""))
+    models = await provider.list_models()
+    await provider.aclose()
+    assert [(m.id, m.context_limit, m.max_output) for m in models] == [("gemini-3.5-flash", 1048576, 65536)]
+
+
+@pytest.mark.parametrize(
+    ("reply", "needle"),
+    [
+        (error(401, {"error": {"message": "Invalid API key"}}), "HTTP 401: Invalid API key"),
+        (json_body([1, 2]), "no 'data' list"),
+    ],
+)
+async def test_a_refused_or_odd_list_is_one_line(loopback, reply, needle):
+    loopback.add(reply)
+    provider = make_provider(ProviderConfig("openai", "x", base_url=f"{loopback.url}/v1", api_key_env=""))
+    with pytest.raises(ModelListError, match=needle):
+        await provider.list_models()
+    await provider.aclose()
+
+
+async def test_a_server_that_is_down_is_one_line():
+    provider = make_provider(ProviderConfig("openai", "x", base_url="http://127.0.0.1:9/v1", api_key_env=""))
+    with pytest.raises(ModelListError, match="cannot reach"):
+        await provider.list_models()
+    await provider.aclose()
