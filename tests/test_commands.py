@@ -416,4 +416,3 @@ def test_set_says_what_the_server_will_actually_get(host):
     host.provider_config = ProviderConfig("anthropic", "claude-opus-5-5", "http://127.0.0.1:9", "")
     message = run(host, "/set reasoning.mode budget").message
     assert "the next request sends" in message and '"type":"enabled"' in message and "budget_tokens" in message
-

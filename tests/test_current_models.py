@@ -37,9 +37,9 @@ ADAPTIVE_ONLY = (
 def vendor_check(profile: str, body: dict[str, Any]) -> str | None:
     """What the vendor's API refuses in a request, in its own words (only rules we can quote)."""
     model = body.get("model", "")
-    if profile.startswith("claude"):
-        if (body.get("thinking") or {}).get("type") == "enabled" and model.startswith(ADAPTIVE_ONLY):
-            return ANTHROPIC_BUDGET_GONE
+    budget = (body.get("thinking") or {}).get("type") == "enabled"
+    if profile.startswith("claude") and budget and model.startswith(ADAPTIVE_ONLY):
+        return ANTHROPIC_BUDGET_GONE
     if profile.startswith("kimi"):
         if "temperature" in body and body["temperature"] != 1:
             return KIMI_TEMPERATURE
@@ -339,3 +339,37 @@ async def test_a_server_that_is_down_is_one_line():
     with pytest.raises(ModelListError, match="cannot reach"):
         await provider.list_models()
     await provider.aclose()
+
+
+async def test_thinking_made_under_another_conversation_is_dropped_once_and_the_reply_goes_on(
+    loopback, tmp_path, monkeypatch
+):
+    """Anthropic refuses thinking blocks whose conversation changed since (its system prompt, tools or
+    earlier messages): tractui retries once without earlier turns' thinking, and says so."""
+    from tractui.conversation.conversation import Conversation
+    from tractui.core.events import Notice
+    from tractui.store.history import HistoryStore
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    path = CLAUDE / "claude_sonnet5_stream_thinking_display_summarized.sse"
+    refused = (
+        "messages.1.content.0: Invalid `signature` in `thinking` block. The block is bound to a different conversation."
+    )
+
+    def anthropic(request: Request) -> Reply:
+        earlier = [m for m in request.json["messages"][:-1] if m["role"] == "assistant"]
+        if any(b.get("type") == "thinking" for m in earlier for b in m["content"]):
+            return error(400, {"type": "error", "error": {"type": "invalid_request_error", "message": refused}})
+        return one_reply("anthropic") if len(request.json["messages"]) > 1 else sse(path)
+
+    loopback.default = anthropic
+    config = ProviderConfig("anthropic", "claude-sonnet-5", base_url=loopback.url)
+    settings = Settings({"reasoning.includeInContext": True, "reasoning.format": "native"})
+    conv = Conversation(HistoryStore(tmp_path / "h.db"), settings, config)
+    _ = [e async for e in conv.send("first")]
+    settings.set("system-prompt", "A new system prompt: the old thinking is bound to the old one.")
+    events = [e async for e in conv.send("second")]
+    await conv.aclose()
+    assert any(isinstance(e, Notice) and "retrying once without it" in e.message for e in events)
+    assert not any(isinstance(e, StreamError) for e in events)
+    assert conv.history()[-1].content.text == "ok"

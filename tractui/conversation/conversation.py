@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any, get_args
@@ -24,17 +25,20 @@ from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content, Usage
 from tractui.core.events import Notice, StreamError, StreamEvent, TurnEvent
 from tractui.core.gauge import CallBasis, ContextReading, measure_context
-from tractui.core.reasoning import StripPolicy, thinking_policy
+from tractui.core.reasoning import StripPolicy, remove_thinking, thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.errors import ConversationError
 from tractui.providers import make_provider
+from tractui.providers.thinking_back import current_turn_start
 from tractui.providers.transport import Provider, ProviderConfig
 from tractui.store.compile import compile_history, merge_commits
 from tractui.store.history import Commit, HistoryStore, Status
 
 FLUSH_INTERVAL = 0.25  # seconds; half the 0.5 s promise, so a write is never late
+# Anthropic's refusal of thinking blocks made under another system prompt, tool list or history
+STALE_THINKING = re.compile(r"bound to a different conversation|invalid .?signature.? in .?thinking", re.IGNORECASE)
 SERVER_WAIT = 30.0  # seconds a request waits for MCP servers still starting
 AHEAD = 1024  # stream events read ahead of the consumer; beyond that the socket waits
 
@@ -336,6 +340,22 @@ class Conversation:
                         retry, notice = trimmed
                         yield notice
                         continue
+                if (
+                    isinstance(event, StreamError)
+                    and event.kind == "bad_request"
+                    and STALE_THINKING.search(event.message)
+                    and not trimmed_once
+                    and not assembler.content().blocks
+                ):
+                    trimmed_once = True
+                    unsigned = without_earlier_thinking(messages)
+                    if unsigned != messages:
+                        retry = unsigned
+                        yield Notice(
+                            "the provider no longer accepts earlier turns' thinking (it was made under another "
+                            "system prompt, tool list or history): retrying once without it"
+                        )
+                        continue
                 assembler.feed(event)
                 yield event
                 if time.monotonic() - writer.last_flush >= FLUSH_INTERVAL:
@@ -425,6 +445,13 @@ class Conversation:
             chain = self.store.chain(self.session_id or "", head=parent)
             cached = self._before_reply = ((self.session_id, parent), chain, merge_commits(chain))
         return cached[1], cached[2]
+
+
+def without_earlier_thinking(messages: list[Content]) -> list[Content]:
+    """``messages`` with the thinking of every turn before the one in progress removed (Anthropic
+    accepts a history without earlier thinking; a tool loop's own steps keep theirs)."""
+    start = current_turn_start(messages)
+    return [remove_thinking(m) if i < start else m for i, m in enumerate(messages)]
 
 
 def _basis(chain: list[Commit]) -> CallBasis | None:
