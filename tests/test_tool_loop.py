@@ -42,12 +42,10 @@ async def toolbox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Too
     await box.aclose()
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def server() -> AsyncIterator[LoopbackServer]:
-    loop = LoopbackServer()
-    await loop.start()
-    yield loop
-    await loop.stop()
+@pytest.fixture
+def server(module_loopback: LoopbackServer) -> LoopbackServer:
+    """A fresh loopback server on the module's loop (the MCP servers live there)."""
+    return module_loopback
 
 
 def loop_steps() -> list[Step]:

@@ -53,12 +53,10 @@ async def toolbox(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Too
     os.environ.pop("OPENAI_API_KEY", None)
 
 
-@pytest_asyncio.fixture(loop_scope="module")
-async def server() -> AsyncIterator[LoopbackServer]:
-    loop = LoopbackServer()
-    await loop.start()
-    yield loop
-    await loop.stop()
+@pytest.fixture
+def server(module_loopback: LoopbackServer) -> LoopbackServer:
+    """A fresh loopback server on the module's loop (the MCP servers live there)."""
+    return module_loopback
 
 
 def chat(tmp_path: Path, server: LoopbackServer, box: Toolbox, steps: list[Step], **settings: object):

@@ -30,7 +30,7 @@ from tractui.core.settings import Settings
 from tractui.core.tools import ToolSpec
 from tractui.errors import RequestError
 from tractui.providers.errors import describe_error_payload, make_error
-from tractui.providers.models import ModelInfo, ModelListError, anthropic_models, fetch_pages
+from tractui.providers.models import ModelInfo, anthropic_models
 from tractui.providers.thinking_back import current_turn_start, route_thinking, same_origin, thinking_as_text
 from tractui.providers.transport import Provider, append_turn, system_text
 
@@ -366,13 +366,7 @@ class AnthropicProvider(Provider):
         return {"anthropic-beta": INTERLEAVED_BETA} if thinking_budget(settings) is not None else {}
 
     async def list_models(self) -> list[ModelInfo]:
-        key, missing = self.api_key()
-        if missing is not None:
-            raise ModelListError(missing.message)
-        url = f"{self.base_url}/v1/models"
-        return await fetch_pages(
-            self.client, url, self.auth_headers(key), anthropic_models, "after_id", {"limit": "1000"}
-        )
+        return await self.fetch_models(f"{self.base_url}/v1/models", anthropic_models, "after_id", {"limit": "1000"})
 
     def tool_definitions(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
         return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in tools]

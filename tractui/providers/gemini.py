@@ -28,7 +28,7 @@ from tractui.core.reasoning import map_effort
 from tractui.core.settings import Settings
 from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
-from tractui.providers.models import ModelInfo, ModelListError, fetch_pages, gemini_models
+from tractui.providers.models import ModelInfo, gemini_models
 from tractui.providers.thinking_back import current_turn_start, route_thinking, same_origin, thinking_as_text
 from tractui.providers.transport import Provider, append_turn, system_text
 
@@ -308,12 +308,8 @@ class GeminiProvider(Provider):
         return {"x-goog-api-key": key} if key else {}
 
     async def list_models(self) -> list[ModelInfo]:
-        key, missing = self.api_key()
-        if missing is not None:
-            raise ModelListError(missing.message)
-        url = f"{self.base_url}/v1beta/models"
-        return await fetch_pages(
-            self.client, url, self.auth_headers(key), gemini_models, "pageToken", {"pageSize": "1000"}
+        return await self.fetch_models(
+            f"{self.base_url}/v1beta/models", gemini_models, "pageToken", {"pageSize": "1000"}
         )
 
     def tool_definitions(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:

@@ -9,8 +9,9 @@ or answers an error is one line (``ModelListError``), never a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import httpx
 
@@ -30,6 +31,9 @@ class ModelInfo:
     context_limit: int | None = None
     max_output: int | None = None
     name: str | None = None
+
+
+ModelPageParser: TypeAlias = Callable[[Any], tuple[list["ModelInfo"], str | None]]
 
 
 def _int(value: Any) -> int | None:
@@ -87,7 +91,7 @@ async def fetch_pages(
     client: httpx.AsyncClient,
     url: str,
     headers: dict[str, str],
-    parse: Any,
+    parse: ModelPageParser,
     page_param: str | None,
     params: dict[str, str] | None = None,
 ) -> list[ModelInfo]:

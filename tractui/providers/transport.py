@@ -35,7 +35,7 @@ from tractui.core.tools import ToolSpec
 from tractui.errors import RequestError
 from tractui.providers.config import DEFAULT_KEY_ENV, ProviderConfig, key_env_name
 from tractui.providers.errors import error_from_body, make_error, parse_error_body
-from tractui.providers.models import ModelInfo, ModelListError, fetch_pages, openai_models
+from tractui.providers.models import ModelInfo, ModelListError, ModelPageParser, fetch_pages, openai_models
 from tractui.providers.sse import aiter_events
 
 RETRY_AFTER_CAP = 60.0  # seconds; a server asking for longer still gets retried after this
@@ -189,10 +189,15 @@ class Provider(ABC):
 
     async def list_models(self) -> list[ModelInfo]:
         """The models the server offers (OpenAI-compatible ``GET /models``; others override)."""
+        return await self.fetch_models(f"{self.base_url}/models", openai_models)
+
+    async def fetch_models(
+        self, url: str, parse: ModelPageParser, page_param: str | None = None, params: dict[str, str] | None = None
+    ) -> list[ModelInfo]:
         key, missing = self.api_key()
         if missing is not None:
             raise ModelListError(missing.message)
-        return await fetch_pages(self.client, f"{self.base_url}/models", self.auth_headers(key), openai_models, None)
+        return await fetch_pages(self.client, url, self.auth_headers(key), parse, page_param, params)
 
     # -- shared machinery -----------------------------------------------------
     @property
