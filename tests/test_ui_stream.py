@@ -10,8 +10,9 @@ from tractui.core.tokens import count_tokens
 from tractui.ui.widgets.answer import AnswerView
 from tractui.ui.widgets.footer import GaugeFooter
 from tractui.ui.widgets.frozen import capture
-from tractui.ui.widgets.message import AssistantMessage, StatusLine, ToolCallLine, UserMessage
+from tractui.ui.widgets.message import AssistantMessage, StatusLine, UserMessage
 from tractui.ui.widgets.thinking import ThinkingView
+from tractui.ui.widgets.tool_call import ToolCallView
 
 SIZE = (100, 40)
 
@@ -206,7 +207,7 @@ async def test_hidden_thinking_still_says_the_model_is_thinking(tmp_path, loopba
         assert "Thinking…" not in screen_text(app) and "Thought" not in screen_text(app)
 
 
-async def test_a_tool_call_shows_as_one_inert_line_live_and_when_resumed(tmp_path, loopback):
+async def test_a_tool_call_shows_as_one_inert_line_with_its_result_live_and_when_resumed(tmp_path, loopback):
     base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "loop-model"}
     call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "get_weather\x1b[2J", "arguments": ""}}
     chunks = [
@@ -229,17 +230,20 @@ async def test_a_tool_call_shows_as_one_inert_line_live_and_when_resumed(tmp_pat
     async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, "weather in Oslo?")
         await settle(pilot)
+        await wait_for(pilot, lambda: "not offered" in screen_text(app))
         shown = screen_text(app)
-        assert "⚙ tool call: get_weather" in shown and "[2J" not in shown and "\x1b" not in shown
-        assert shown.index("Let me look.") < shown.index("⚙ tool call")
+        assert '⚙ get_weather {"city": "Oslo"}' in shown and "[2J" not in shown and "\x1b" not in shown
+        assert shown.index("Let me look.") < shown.index("⚙ get_weather")
         session = app.conversation.session_id
 
     resumed = build_app(tmp_path)
     resumed.conversation.open_session(session)
     async with resumed.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert len(resumed.query(ToolCallLine)) == 1
-        assert "⚙ tool call: get_weather" in screen_text(resumed) and "[2J" not in screen_text(resumed)
+        (view,) = resumed.query(ToolCallView)
+        assert view.status == "unknown" and view.call_id == "call_1"
+        shown = screen_text(resumed)
+        assert '⚙ get_weather {"city": "Oslo"} · ✗ not offered' in shown and "[2J" not in shown
 
 
 async def test_a_key_typed_during_a_stream_is_painted_before_the_next_frame_of_the_reply(tmp_path, loopback):

@@ -205,7 +205,7 @@ class Conversation:
                     self.store,
                     writer.session_id,
                     writer.assistant.id,
-                    self.tools,
+                    self._tools(),
                     self.approve,
                     self._counter,
                     self.settings.view.tools_max_result_tokens,
@@ -231,9 +231,15 @@ class Conversation:
 
     def next_tools(self) -> list[ToolSpec]:
         """The tools the next request will offer, as far as is known now."""
-        if self.tools is None or not self.settings.view.tools_enabled:
-            return []
-        return self.tools.definitions()
+        tools = self._tools()
+        return tools.definitions() if tools is not None else []
+
+    def _tools(self) -> ToolRunner | None:
+        """The tools in force: none when switched off or not meant for this provider."""
+        tools = self.tools
+        if tools is None or not self.settings.view.tools_enabled or not tools.serves(self.config.provider):
+            return None
+        return tools
 
     def tool_tokens(self, specs: list[ToolSpec]) -> int:
         """Tokens of the tool definitions as the active provider sends them (``tools`` in /context)."""
@@ -278,7 +284,7 @@ class Conversation:
         if self._streaming_parent is not None:
             raise ConversationError("a reply is already streaming; cancel it first")
         session_id = self._session()
-        tools = self.tools if self.settings.view.tools_enabled else None
+        tools = self._tools()
         if tools is not None and tools.starting:
             yield Notice(f"waiting for MCP servers to start: {', '.join(tools.starting)}")
             await tools.settled(SERVER_WAIT)

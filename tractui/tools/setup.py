@@ -37,7 +37,8 @@ def build_toolbox(
     first run shows a whole tool loop offline.
     """
     configured = dict(mcp.servers)
-    if not configured and provider.provider == "demo":
+    implicit = not configured and provider.provider == "demo"
+    if implicit:
         configured = {DEMO_SERVER: demo_server()}
     if not any(s.enabled and (servers is None or n in servers) for n, s in configured.items()):
         return None
@@ -55,6 +56,7 @@ def build_toolbox(
         servers=servers,
         forbidden_env=frozenset(keys),
         on_change=on_change,
+        only_provider="demo" if implicit else None,
     )
 
 

@@ -45,16 +45,26 @@ class Toolbox:
         servers: Collection[str] | None = None,
         forbidden_env: frozenset[str] = frozenset(),
         on_change: Callable[[McpConnection], None] | None = None,
+        only_provider: str | None = None,
     ) -> None:
         self.consent = consent
+        self.on_change = on_change  # told of every server's state change; the app sets it once built
+        self.only_provider = only_provider
         self.names = ToolNames()
         self.switched_off: set[tuple[str, str]] = set()
         self.connections: dict[str, McpConnection] = {
-            name: McpConnection(name, server, log_dir / f"{name}.log", forbidden_env, on_change)
+            name: McpConnection(name, server, log_dir / f"{name}.log", forbidden_env, self._changed)
             for name, server in config.servers.items()
             if server.enabled and (servers is None or name in servers)
         }
         self._tasks: list[asyncio.Task[None]] = []
+
+    def _changed(self, connection: McpConnection) -> None:
+        if self.on_change is not None:
+            self.on_change(connection)
+
+    def serves(self, provider: str) -> bool:
+        return self.only_provider is None or provider == self.only_provider
 
     # -- lifecycle -----------------------------------------------------------
     def start(self) -> None:

@@ -9,14 +9,15 @@ hands slash commands to ``tractui.conversation.commands``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.widgets import Static, TextArea
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
@@ -27,6 +28,7 @@ from tractui.ui.palette import SlashCommands
 from tractui.ui.pending import PendingConversation
 from tractui.ui.render import ReplyRenderer
 from tractui.ui.sanitize import sanitize
+from tractui.ui.settle import settle
 from tractui.ui.themes import DEFAULT_THEME, OUR_VARIABLES, load_themes, variable_defaults
 from tractui.ui.widgets.chat_log import ChatLog
 from tractui.ui.widgets.completion import CompletionPopup, Suggestion
@@ -38,7 +40,7 @@ from tractui.ui.widgets.new_below import NewContentHint
 
 if TYPE_CHECKING:
     from tractui.conversation.conversation import Conversation
-    from tractui.core.events import StreamEvent
+    from tractui.core.events import TurnEvent
     from tractui.core.settings import Settings
     from tractui.ui.history import Entry
 
@@ -52,7 +54,7 @@ class TractApp(App[int]):
     CSS_PATH = "styles/app.tcss"
     TITLE = "tractui"
     COMMANDS = App.COMMANDS | {SlashCommands}
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "copy_or_quit", "Copy / quit", priority=True, show=False),
         Binding("escape", "cancel", "Cancel", show=False),
         Binding("ctrl+t", "fold_thinking", "Fold thinking", show=False),
@@ -76,7 +78,9 @@ class TractApp(App[int]):
         super().__init__()
         # a pending conversation is built after the first frame; until then input waits in _queued
         self._pending = conversation if isinstance(conversation, PendingConversation) else None
-        self._conversation = None if self._pending is not None else conversation
+        self._conversation: Conversation | None = (
+            conversation if not isinstance(conversation, PendingConversation) else None
+        )
         self._queued: list[str] = []
         self._draining = self._pending is not None
         self.clock = clock
@@ -102,6 +106,7 @@ class TractApp(App[int]):
         self._earlier: list[Entry] = []  # history not drawn yet, oldest first
         self._drawing_earlier = False
         self.thinking_folded = False  # the last Ctrl+T folded all thinking
+        self._reacting = False  # settings changes touch widgets only once they are mounted
 
     @property
     def conversation(self) -> Conversation:
@@ -146,6 +151,7 @@ class TractApp(App[int]):
         else:
             self._notices.append(f"unknown theme '{self._wanted_theme}', using {DEFAULT_THEME}")
             self.theme = DEFAULT_THEME
+        self._reacting = True
         self._apply_thinking_visibility()
         self.refresh_where()
         self.query_one(InputBox).focus()
@@ -191,10 +197,8 @@ class TractApp(App[int]):
             await self._dispatch(self._queued.pop(0))
             worker = self._worker
             if worker is not None:
-                try:
+                with contextlib.suppress(WorkerCancelled, WorkerFailed):  # Esc, or an error its own worker reports
                     await worker.wait()
-                except (WorkerCancelled, WorkerFailed):  # Esc, or an error its own worker reports
-                    pass
         self._draining = False
 
     def get_css_variables(self) -> dict[str, str]:
@@ -334,7 +338,7 @@ class TractApp(App[int]):
         await chat.mount(UserMessage(sanitize(text)))
         await self.start_reply(lambda: self.conversation.send(text))
 
-    async def start_reply(self, stream: Callable[[], AsyncIterator[StreamEvent]]) -> None:
+    async def start_reply(self, stream: Callable[[], AsyncIterator[TurnEvent]]) -> None:
         """Mount a reply and stream into it in a worker."""
         chat = self.query_one(ChatLog)
         message = AssistantMessage(self._count, self.clock)
@@ -349,7 +353,7 @@ class TractApp(App[int]):
         return self._worker is not None and not self._worker.is_finished
 
     @work(exclusive=True, group="stream")
-    async def _stream(self, stream: Callable[[], AsyncIterator[StreamEvent]], renderer: ReplyRenderer) -> None:
+    async def _stream(self, stream: Callable[[], AsyncIterator[TurnEvent]], renderer: ReplyRenderer) -> None:
         timer = self.set_interval(FRAME, self._frame)
         clock = time.perf_counter
         next_frame = clock() + FRAME
@@ -408,7 +412,7 @@ class TractApp(App[int]):
         the last token. Keys are handled while waiting.
         """
         painted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.call_after_refresh(lambda: painted.done() or painted.set_result(None))
+        self.call_after_refresh(settle, painted)
         await asyncio.wait([painted], timeout=PAINT_WAIT)
 
     async def _tick(self) -> None:
@@ -447,7 +451,7 @@ class TractApp(App[int]):
 
     # -- settings that apply at once -----------------------------------------
     def _setting_changed(self, key: str) -> None:
-        if not self.is_mounted:
+        if not self._reacting:
             return
         if key == "reasoning.includeInResponse":
             self._apply_thinking_visibility()

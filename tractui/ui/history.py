@@ -20,9 +20,10 @@ from tractui.core.events import StreamError
 from tractui.ui.render import error_line
 from tractui.ui.sanitize import sanitize
 from tractui.ui.widgets.answer import AnswerView
-from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage, StatusLine, ToolCallLine, UserMessage
+from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage, StatusLine, UserMessage
 from tractui.ui.widgets.summary import SummaryMarker
 from tractui.ui.widgets.thinking import RedactedMarker, ThinkingView
+from tractui.ui.widgets.tool_call import ToolCallView, as_status
 
 if TYPE_CHECKING:
     from tractui.store.history import Commit
@@ -47,7 +48,8 @@ class Entry:
 
 def entries(chain: list[Commit]) -> list[Entry]:
     """The chain as the view shows it, oldest first: reasoning and assistant
-    commits of one turn make one reply."""
+    commits of one turn make one reply, with the tool results and the replies
+    that followed its tool calls."""
     from tractui.store.compile import compacted_ids  # the store's chain rules
 
     compacted = compacted_ids(chain)
@@ -62,8 +64,13 @@ def entries(chain: list[Commit]) -> list[Entry]:
                 reply = Entry("reply", [], commit.id in compacted)
                 shown.append(reply)
             reply.commits.append(commit)
-            if commit.kind == "assistant":
+            if commit.kind == "assistant" and not commit.content.tool_calls:
                 reply = None
+        elif commit.kind == "tool":
+            if reply is None:  # results whose call is not shown (an imported or trimmed history)
+                reply = Entry("reply", [], commit.id in compacted)
+                shown.append(reply)
+            reply.commits.append(commit)
         elif commit.kind == "summary":
             reply = None
             shown.append(Entry("summary", [commit], False, _replaced_messages(chain, commit)))
@@ -94,6 +101,9 @@ def widget_for(
     parts: list[Widget] = []
     statuses: list[StatusLine] = []
     for commit in entry.commits:
+        if commit.kind == "tool":
+            _answer_calls(commit, parts)
+            continue
         parts.extend(_parts(commit, count_tokens, clock, folded))
         if commit.kind == "assistant":
             statuses.extend(_statuses(commit))
@@ -119,8 +129,30 @@ def _parts(
         elif isinstance(block, TextBlock):
             parts.append(AnswerView(sanitize(block.text)))
         elif isinstance(block, ToolCallBlock):
-            parts.append(ToolCallLine(sanitize(block.name)))
+            parts.append(ToolCallView(sanitize(block.name), arguments=sanitize(block.arguments), call_id=block.id))
     return parts
+
+
+def _answer_calls(commit: Commit, parts: list[Widget]) -> None:
+    """Show a tool commit's results on the calls drawn above (or on their own, when not drawn)."""
+    from tractui.core.content import ToolResultBlock
+
+    meta = commit.content.metadata
+    status = meta.get("status")
+    server, tool = str(meta.get("server", "")), str(meta.get("tool", ""))
+    took = meta.get("duration")
+    for block in commit.content.blocks:
+        if not isinstance(block, ToolResultBlock):
+            continue
+        view = next((p for p in parts if isinstance(p, ToolCallView) and p.call_id == block.tool_call_id), None)
+        if view is None:
+            view = ToolCallView(sanitize(str(meta.get("name", "")) or "tool"), call_id=block.tool_call_id)
+            parts.append(view)
+        view.status = as_status(status, "error" if block.is_error else "done")
+        if server and tool:
+            view.label = sanitize(f"{server}.{tool}")
+        view.result = sanitize(block.content)
+        view.took = float(took) if isinstance(took, (int, float)) and not isinstance(took, bool) else 0.0
 
 
 def _statuses(commit: Commit) -> list[StatusLine]:

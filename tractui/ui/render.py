@@ -9,6 +9,7 @@ text is sanitised here, before any widget sees it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from tractui.core.events import (
     Done,
@@ -17,17 +18,26 @@ from tractui.core.events import (
     RedactedThinking,
     RetryWait,
     StreamError,
-    StreamEvent,
     TextDelta,
     ThinkingDelta,
     ThinkingEnd,
     ToolCallDelta,
+    ToolCallState,
+    TurnEvent,
 )
 from tractui.ui.format import duration
 from tractui.ui.sanitize import StreamSanitizer, sanitize
 from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage
+from tractui.ui.widgets.tool_call import ToolCallView
 
 _TEXT_OPS = ("thinking", "text")
+
+
+@dataclass(frozen=True, slots=True)
+class _ToolPiece:
+    key: tuple[int, int]  # (reply of the turn, index of the call in it)
+    name: str | None
+    arguments: str
 
 
 def error_line(error: StreamError, *, live: bool = True) -> str:
@@ -51,14 +61,16 @@ class ReplyRenderer:
         self._retry_until: float | None = None
         self._retry: RetryWait | None = None
         self.done = False
-        self.tool_names: dict[int, str] = {}
+        self._reply = 0  # which reply of the turn: a tool loop streams several into one message
+        self._calls: dict[tuple[int, int], ToolCallView] = {}  # (reply, index) -> its view
+        self._unanswered: list[ToolCallView] = []  # calls shown, in order, waiting for their first state
         self.backlog: dict[str, int] = {}  # characters queued since the last flush, per kind (text, thinking)
 
     @property
     def pending(self) -> bool:
         return bool(self._ops)
 
-    def feed(self, event: StreamEvent) -> None:
+    def feed(self, event: TurnEvent) -> None:
         ops = self._ops
         if isinstance(event, TextDelta):
             self._queue_text("text", self._text.feed(event.text))
@@ -71,9 +83,9 @@ class ReplyRenderer:
         elif isinstance(event, RedactedThinking):
             ops.append(("redacted", None))
         elif isinstance(event, ToolCallDelta):
-            if event.name and event.index not in self.tool_names:
-                self.tool_names[event.index] = event.name
-                ops.append(("tool", sanitize(event.name)))
+            ops.append(("tool", _ToolPiece((self._reply, event.index), event.name, event.arguments)))
+        elif isinstance(event, ToolCallState):
+            ops.append(("tool_state", event))
         elif isinstance(event, RetryWait):
             ops.append(("retry", event))
         elif isinstance(event, Notice):
@@ -85,6 +97,7 @@ class ReplyRenderer:
                 ops.append(("error", error_line(event)))
         elif isinstance(event, Done):
             self.done = True
+            self._reply += 1
 
     def _queue_text(self, kind: str, text: str) -> None:
         if not text:
@@ -122,7 +135,11 @@ class ReplyRenderer:
             elif kind == "redacted":
                 await message.redacted()
             elif kind == "tool":
-                await message.tool_call(str(payload))
+                assert isinstance(payload, _ToolPiece)
+                await self._tool_delta(payload)
+            elif kind == "tool_state":
+                assert isinstance(payload, ToolCallState)
+                await self._tool_state(payload)
             elif kind == "retry":
                 assert isinstance(payload, RetryWait)
                 self._retry = payload
@@ -136,6 +153,27 @@ class ReplyRenderer:
             elif kind == "interrupted":
                 message.end_thinking()
                 await message.set_status(INTERRUPTED, "interrupted")
+
+    async def _tool_delta(self, piece: _ToolPiece) -> None:
+        view = self._calls.get(piece.key)
+        if view is None:
+            view = self._calls[piece.key] = await self.message.tool_call(sanitize(piece.name or "tool"))
+            self._unanswered.append(view)
+        if piece.arguments:
+            view.add_arguments(sanitize(piece.arguments))
+
+    async def _tool_state(self, state: ToolCallState) -> None:
+        """A call moved on: its view is the one with its id, else the oldest not yet moved
+        (the loop runs the calls in the order they were made)."""
+        view = next((v for v in self._calls.values() if v.call_id == state.call_id), None)
+        if view is None:
+            if self._unanswered:
+                view = self._unanswered.pop(0)
+            else:  # a call the stream never showed: show it now
+                view = await self.message.tool_call(sanitize(state.tool or state.call_id))
+            view.call_id = state.call_id
+        label = f"{state.server}.{state.tool}" if state.server and state.tool else ""
+        view.update_state(state.status, label=sanitize(label), result=sanitize(state.result), took=state.duration)
 
     async def tick(self) -> None:
         """Refresh the live retry countdown (called about once a second)."""

@@ -6,12 +6,12 @@ same reading the footer shows and compaction decides on.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -81,7 +81,7 @@ def context_report(reading: Any, colours: dict[str, str], compactions: int = 0) 
 
 
 class ContextScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,enter", "dismiss", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,enter", "dismiss", "Close")]
 
     def __init__(self, reading: Any, compactions: int = 0) -> None:
         super().__init__(classes="overlay")

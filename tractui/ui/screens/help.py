@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -26,7 +28,7 @@ KEYS = (
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,f1", "dismiss", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,f1", "dismiss", "Close")]
 
     def __init__(self, commands: list[tuple[str, str]]) -> None:
         super().__init__(classes="overlay")

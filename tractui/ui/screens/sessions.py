@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
@@ -23,7 +23,7 @@ def _when(stamp: float) -> str:
 class SessionsScreen(ModalScreen[str | None]):
     """Dismisses with the chosen session id, or ``None``."""
 
-    BINDINGS = [Binding("escape", "dismiss(None)", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Close")]
 
     def __init__(self, sessions: list[Any], current: str | None) -> None:
         super().__init__(classes="overlay")

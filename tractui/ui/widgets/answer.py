@@ -85,7 +85,7 @@ class CaptureQueue:
             ref, tries = self._waiting.popleft()
             segment = ref()
             view = segment.parent if segment is not None else None
-            if not isinstance(view, AnswerView):
+            if segment is None or not isinstance(view, AnswerView):
                 continue  # removed meanwhile
             if view in behind:
                 again.append((ref, tries))

@@ -55,7 +55,7 @@ class DrawnComponents:
 
     def get_component_styles(self, *names: str) -> RenderStyles:
         node = cast(MarkdownBlock, self)
-        declared = super(DrawnComponents, type(node))._get_component_classes()
+        declared = super(DrawnComponents, type(node))._get_component_classes()  # type: ignore[misc]
         for name in names:
             if name in declared and name not in node._component_styles:
                 virtual = DOMNode(classes=name)  # as Textual resolves a component class
@@ -82,7 +82,7 @@ class CodeLabel(LaidOut, Label):
     """The highlighted code inside a fence; it grows as a streamed fence does."""
 
 
-class Fence(DrawnComponents, StackHeight, MarkdownFence):
+class Fence(DrawnComponents, StackHeight, MarkdownFence):  # type: ignore[misc]  # see DrawnComponents
     """A code block, measured from its code alone (see ``column``)."""
 
     def compose(self) -> ComposeResult:
@@ -121,7 +121,7 @@ class AnswerSegment(StackHeight, Markdown):
 
     DEFAULT_CSS = "AnswerSegment { padding: 0; margin: 0; }"  # flush with the reply, as one Markdown would be
     BLANK = True  # only background of its own: see Column
-    BLOCKS: dict[str, type[MarkdownBlock]] = {
+    BLOCKS: dict[str, type[MarkdownBlock]] = {  # noqa: RUF012  # declared so by Markdown
         name: _OWN_BLOCKS.get(name) or _laid_out(block) for name, block in Markdown.BLOCKS.items()
     }
 

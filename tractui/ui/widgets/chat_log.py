@@ -18,6 +18,7 @@ from textual.layout import DockArrangeResult
 from textual.message import Message
 from textual.widget import Widget
 
+from tractui.ui.settle import settle
 from tractui.ui.widgets.column import LaidOut
 
 LAYOUT_WAITS = 5  # refreshes a restore waits for a change to be laid out (a change that moves nothing never is)
@@ -116,7 +117,7 @@ class ChatLog(LaidOut, VerticalScroll):
         try:
             await self.mount_all(widgets, before=before)
             laid_out: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self.call_after_refresh(lambda: laid_out.done() or laid_out.set_result(None))
+            self.call_after_refresh(settle, laid_out)
             await laid_out
         finally:
             self._keep = None
@@ -167,5 +168,5 @@ def _next_shown(widget: Widget, log: Widget) -> Widget | None:
         found = next((w for w in later if w.display), None)
         if found is not None:
             return found
-        widget = parent  # type: ignore[assignment]
+        widget = parent
     return None

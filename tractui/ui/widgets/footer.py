@@ -28,10 +28,14 @@ Level = Literal["ok", "warning", "error"]
 class Reading(Protocol):
     """What the footer needs from ``tractui.core.gauge.ContextReading``."""
 
-    effective: int
-    estimated: bool
-    limit: int
-    threshold: int
+    @property
+    def effective(self) -> int: ...
+    @property
+    def estimated(self) -> bool: ...
+    @property
+    def limit(self) -> int: ...
+    @property
+    def threshold(self) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +101,11 @@ class GaugeFooter(Horizontal):
         self.query_one("#footer-gauge", Static).update(self._gauge(reading))
 
     def on_mount(self) -> None:
-        self.watch(self.app, "theme", lambda _: self.reading and self.show_reading(self.reading), init=False)
+        self.watch(self.app, "theme", self._redraw, init=False)
+
+    def _redraw(self) -> None:
+        if self.reading is not None:
+            self.show_reading(self.reading)
 
     def _gauge(self, reading: Reading) -> Text:
         colours = self.app.theme_variables

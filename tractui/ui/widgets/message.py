@@ -17,6 +17,7 @@ from textual.widgets import Static
 from tractui.ui.widgets.answer import AnswerView
 from tractui.ui.widgets.column import Column
 from tractui.ui.widgets.thinking import RedactedMarker, ThinkingView
+from tractui.ui.widgets.tool_call import ToolCallView
 
 StatusKind = Literal["interrupted", "error", "retry", "notice"]
 INTERRUPTED = "⏹ interrupted — what arrived is kept"
@@ -36,13 +37,6 @@ class StatusLine(Static):
     def __init__(self, text: str, kind: StatusKind) -> None:
         super().__init__(text, markup=False, classes=f"status -{kind}")
         self.kind = kind
-
-
-class ToolCallLine(Static):
-    """A tool the model called, by name."""
-
-    def __init__(self, name: str) -> None:
-        super().__init__(f"⚙ tool call: {name}", markup=False, classes="tool-call")
 
 
 class AssistantMessage(Column):
@@ -103,9 +97,11 @@ class AssistantMessage(Column):
         self.end_thinking()
         await self._add(RedactedMarker())
 
-    async def tool_call(self, name: str) -> None:
+    async def tool_call(self, name: str) -> ToolCallView:
         self.end_thinking()
-        await self._add(ToolCallLine(name))
+        view = ToolCallView(name)
+        await self._add(view)
+        return view
 
     def end_thinking(self) -> None:
         current = self.current_thinking()

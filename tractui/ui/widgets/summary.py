@@ -6,8 +6,10 @@ says what the model sees instead of them.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Static
 
@@ -22,7 +24,7 @@ class SummaryHeader(Static):
 
 
 class SummaryMarker(Vertical, can_focus=True):
-    BINDINGS = [Binding("enter", "toggle", "Read summary", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "toggle_summary", "Read summary", show=False)]
 
     def __init__(self, text: str, replaced: int) -> None:
         super().__init__(classes="summary-marker")
@@ -44,5 +46,5 @@ class SummaryMarker(Vertical, can_focus=True):
         self.set_class(self.open, "-open")
         self.query_one(SummaryHeader).update(self._header())
 
-    def action_toggle(self) -> None:
+    def action_toggle_summary(self) -> None:
         self.toggle()
