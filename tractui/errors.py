@@ -17,9 +17,11 @@ a bug, never caught by a handler that expects one of these::
         ├── StoreError         the history database cannot be used
         ├── ThemeError         a theme file that does not load
         └── UsageError         a shell command used wrongly
+    └── ChunkShapeError        a server's chunk has a shape its protocol does not allow
 
 Failures while streaming are not exceptions: a provider stream ends with a
-``StreamError`` event (``tractui.core.events``).
+``StreamError`` event (``tractui.core.events``). ``ChunkShapeError`` never
+leaves a provider: the transport turns it into that event.
 """
 
 from __future__ import annotations
@@ -71,3 +73,11 @@ class ThemeError(UserError):
 
 class UsageError(UserError):
     """A shell command used wrongly (a missing session, a file that is not an export)."""
+
+
+class ChunkShapeError(TractuiError):
+    """A streamed chunk parsed as JSON but has a shape its protocol does not allow.
+
+    Raised by the stream parsers, caught by the transport, which ends the
+    stream with a ``StreamError`` after the events before the chunk.
+    """

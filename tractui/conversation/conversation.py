@@ -32,7 +32,7 @@ from tractui.core.tools import ToolSpec
 from tractui.errors import ConversationError
 from tractui.providers import make_provider
 from tractui.providers.thinking_back import current_turn_start
-from tractui.providers.transport import Provider, ProviderConfig
+from tractui.providers.transport import Provider, ProviderConfig, unreadable
 from tractui.store.compile import compile_history, merge_commits
 from tractui.store.history import Commit, HistoryStore, Status
 
@@ -263,8 +263,10 @@ class Conversation:
                 queue.put_nowait(event)
         except asyncio.CancelledError:
             queue.put_nowait(StreamError(kind="cancelled", message="cancelled"))
-        except Exception as exc:  # a provider must not raise; if one does, the reply still ends cleanly
-            queue.put_nowait(StreamError(kind="protocol", message=f"provider failed: {exc}"))
+        except (
+            Exception
+        ) as exc:  # a provider must not raise (see Provider._read); if one does, the reply still ends cleanly
+            queue.put_nowait(unreadable(exc))
         finally:
             queue.put_nowait(_END)
 
