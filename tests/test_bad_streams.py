@@ -7,7 +7,7 @@ everything before it, which the conversation stores, marked as failed.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 import pytest
@@ -53,7 +53,7 @@ def with_bad(name: str, bad: Any, event: str | None = None) -> list[Chunk]:
     return [*chunks[:cut], (event, bad), *chunks[cut:]]
 
 
-def thought_and_text(events: list[StreamEvent]) -> tuple[str, str]:
+def thought_and_text(events: Sequence[object]) -> tuple[str, str]:
     thought = "".join(e.text for e in events if isinstance(e, ThinkingDelta))
     return thought, "".join(e.text for e in events if isinstance(e, TextDelta))
 
@@ -86,7 +86,9 @@ async def test_chat_content_of_another_type_ends_the_stream_keeping_what_arrived
 
 async def test_responses_number_where_text_is_expected(loopback: LoopbackServer) -> None:
     bad = {"type": "response.output_text.delta", "item_id": "msg_1", "delta": 5}
-    events, assembler = await stream(loopback, "openai-responses", with_bad("openai-responses", bad, bad["type"]))
+    events, assembler = await stream(
+        loopback, "openai-responses", with_bad("openai-responses", bad, "response.output_text.delta")
+    )
     check_cut(events, assembler, "delta")
 
 
@@ -181,7 +183,8 @@ class _Fails:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.finish_reason = self.response_model = None
+        self.finish_reason: str | None = None
+        self.response_model: str | None = None
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         if "world" in data:
@@ -260,7 +263,7 @@ async def test_print_mode_keeps_what_arrived_before_a_bad_chunk(loopback: Loopba
         "(choices[0].delta is a string, expected an object); what arrived is kept"
     ]
     with HistoryStore(tmp_path / "data" / "history.db") as store:
-        chain = store.chain(store.latest_session())
+        chain = store.chain(store.latest_session() or "")
         assert [(c.kind, c.status) for c in chain] == [
             ("user", "complete"),
             ("reasoning", "error"),
