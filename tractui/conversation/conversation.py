@@ -29,6 +29,7 @@ from tractui.core.reasoning import StripPolicy, remove_thinking, thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
+from tractui.core.urls import public_url
 from tractui.errors import ConversationError
 from tractui.providers import make_provider
 from tractui.providers.thinking_back import current_turn_start
@@ -301,7 +302,7 @@ class Conversation:
         messages = compile_history(chain, settings)
         system = settings.view.system_prompt or None
         provider = self.provider
-        stamps = {"provider": config.provider, "model": config.model, "base_url": provider.base_url}
+        stamps = {"provider": config.provider, "model": config.model, "base_url": public_url(provider.base_url)}
         stored = merge_commits(chain)  # the gauge counts the stored form; the reply will be one more message
         basis: dict[str, Any] | None = {
             "message_count": len(stored) + 1,

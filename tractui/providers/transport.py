@@ -33,6 +33,7 @@ from tractui.core.events import (
 )
 from tractui.core.settings import Settings
 from tractui.core.tools import ToolSpec
+from tractui.core.urls import public_url
 from tractui.errors import ChunkShapeError, RequestError
 from tractui.providers.config import DEFAULT_KEY_ENV, ProviderConfig, key_env_name
 from tractui.providers.errors import error_from_body, make_error, one_line, parse_error_body
@@ -308,7 +309,9 @@ class Provider(ABC):
         except httpx.TimeoutException as exc:
             if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)):
                 outcome.failure = StreamError(
-                    kind="network", message=redact(f"could not connect to {url}: timed out", key), retryable=True
+                    kind="network",
+                    message=redact(f"could not connect to {public_url(url)}: timed out", key),
+                    retryable=True,
                 )
             else:
                 outcome.failure = StreamError(
@@ -317,7 +320,9 @@ class Provider(ABC):
         except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             retryable = isinstance(exc, httpx.ConnectError)
             outcome.failure = StreamError(
-                kind="network", message=redact(f"could not connect to {url}: {exc}", key), retryable=retryable
+                kind="network",
+                message=redact(f"could not connect to {public_url(url)}: {exc}", key),
+                retryable=retryable,
             )
 
     async def _read(
