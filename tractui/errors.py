@@ -6,17 +6,17 @@ the shell commands on stderr with exit code 2); anything else that escapes is
 a bug, never caught by a handler that expects one of these::
 
     TractuiError
-    └── UserError
-        ├── SettingError       an unknown /set key or a bad value
-        ├── ProfileError       a profile or config.toml that does not load
-        ├── StartupError       command-line flags that make no provider configuration
-        ├── UnknownProvider    a provider name tractui does not speak
-        ├── RequestError       settings the provider's API would refuse
-        ├── ConversationError  a request the conversation cannot honour
-        ├── CompactionError    compaction could not run
-        ├── StoreError         the history database cannot be used
-        ├── ThemeError         a theme file that does not load
-        └── UsageError         a shell command used wrongly
+    ├── UserError
+    │   ├── SettingError       an unknown /set key or a bad value
+    │   ├── ProfileError       a profile or config.toml that does not load
+    │   ├── StartupError       command-line flags that make no provider configuration
+    │   ├── UnknownProvider    a provider name tractui does not speak
+    │   ├── RequestError       settings the provider's API would refuse
+    │   ├── ConversationError  a request the conversation cannot honour
+    │   ├── CompactionError    compaction could not run
+    │   ├── StoreError         the history database cannot be used
+    │   ├── ThemeError         a theme file that does not load
+    │   └── UsageError         a shell command used wrongly
     └── ChunkShapeError        a server's chunk has a shape its protocol does not allow
 
 Failures while streaming are not exceptions: a provider stream ends with a

@@ -330,10 +330,11 @@ class Provider(ABC):
     ) -> AsyncIterator[list[StreamEvent]]:
         """Parse the 200 stream; a cut, a stall or a chunk that cannot be read ends it with what arrived flushed first.
 
-        This is the stream boundary: the parsers are the only code that reads what a server
-        sent, and any exception they raise (``ChunkShapeError`` for a shape the protocol does
-        not allow, or a bug they have) is caught here and becomes one ``protocol`` error line
-        after the events before it; nothing a server sends reaches the user as a traceback.
+        This is the stream boundary: everything that reads the body a server sent (SSE framing,
+        the protocol's parser) runs inside it. A cut or a stall has its own line; any other
+        exception (``ChunkShapeError`` for a shape the protocol does not allow, or a bug) becomes
+        one ``protocol`` error line after the events before it, so nothing a server sends reaches
+        the user as a traceback.
         """
         parser = self.new_parser(settings)
         feed = parser.feed
@@ -384,8 +385,6 @@ class Provider(ABC):
                 ),
             )
             return
-        except httpx.HTTPError:
-            raise  # the caller maps connection failures
         except Exception as exc:  # the documented boundary (see the docstring)
             yield [*out, *_closed(parser)]
             outcome.failure = unreadable(exc, key)
