@@ -6,20 +6,22 @@ the shell commands on stderr with exit code 2); anything else that escapes is
 a bug, never caught by a handler that expects one of these::
 
     TractuiError
-    └── UserError
-        ├── SettingError       an unknown /set key or a bad value
-        ├── ProfileError       a profile or config.toml that does not load
-        ├── StartupError       command-line flags that make no provider configuration
-        ├── UnknownProvider    a provider name tractui does not speak
-        ├── RequestError       settings the provider's API would refuse
-        ├── ConversationError  a request the conversation cannot honour
-        ├── CompactionError    compaction could not run
-        ├── StoreError         the history database cannot be used
-        ├── ThemeError         a theme file that does not load
-        └── UsageError         a shell command used wrongly
+    ├── UserError
+    │   ├── SettingError       an unknown /set key or a bad value
+    │   ├── ProfileError       a profile or config.toml that does not load
+    │   ├── StartupError       command-line flags that make no provider configuration
+    │   ├── UnknownProvider    a provider name tractui does not speak
+    │   ├── RequestError       settings the provider's API would refuse
+    │   ├── ConversationError  a request the conversation cannot honour
+    │   ├── CompactionError    compaction could not run
+    │   ├── StoreError         the history database cannot be used
+    │   ├── ThemeError         a theme file that does not load
+    │   └── UsageError         a shell command used wrongly
+    └── ChunkShapeError        a server's chunk has a shape its protocol does not allow
 
 Failures while streaming are not exceptions: a provider stream ends with a
-``StreamError`` event (``tractui.core.events``).
+``StreamError`` event (``tractui.core.events``). ``ChunkShapeError`` never
+leaves a provider: the transport turns it into that event.
 """
 
 from __future__ import annotations
@@ -71,3 +73,11 @@ class ThemeError(UserError):
 
 class UsageError(UserError):
     """A shell command used wrongly (a missing session, a file that is not an export)."""
+
+
+class ChunkShapeError(TractuiError):
+    """A streamed chunk parsed as JSON but has a shape its protocol does not allow.
+
+    Raised by the stream parsers, caught by the transport, which ends the
+    stream with a ``StreamError`` after the events before the chunk.
+    """

@@ -22,6 +22,7 @@ from tractui.config.files import toml_message, validated, write_private
 from tractui.config.paths import config_dir as default_config_dir
 from tractui.config.paths import shipped_dir
 from tractui.core.settings import Settings, closest, parse_value, spec_for
+from tractui.core.urls import url_credentials
 from tractui.errors import ProfileError, SettingError
 from tractui.providers.config import PROVIDERS, ProviderConfig
 
@@ -167,6 +168,11 @@ class ProfileStore:
         """Write ``profile`` as a user profile, refusing anything that looks like a key."""
         check_name(profile.name)
         data = profile_to_toml(profile)
+        if profile.base_url and (found := url_credentials(profile.base_url)):
+            raise ProfileError(
+                f"refusing to save profile '{profile.name}': base_url carries a credential ({', '.join(found)}); "
+                "remove it from the URL, put the key in an environment variable and name it with api_key_env"
+            )
         for field, value in _strings(data):
             if looks_like_key(value):
                 raise ProfileError(
@@ -242,6 +248,12 @@ def read_profile(path: Path, name: str) -> Profile:
             settings[spec.key] = parse_value(spec, value)
         except SettingError as err:
             raise ProfileError(f"{path}{_line_of(text, key.rsplit('.', 1)[-1])}: {err}") from None
+    base_url = data.get("base_url")
+    if isinstance(base_url, str) and (found := url_credentials(base_url)):
+        warnings.append(
+            f"{path}: base_url carries a credential ({', '.join(found)}); it is never stored in history, but belongs "
+            "in the environment variable named by api_key_env"
+        )
     for field, value in _strings(data):
         if looks_like_key(value):
             warnings.append(

@@ -29,10 +29,11 @@ from tractui.core.reasoning import StripPolicy, remove_thinking, thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
+from tractui.core.urls import public_url
 from tractui.errors import ConversationError
 from tractui.providers import make_provider
 from tractui.providers.thinking_back import current_turn_start
-from tractui.providers.transport import Provider, ProviderConfig
+from tractui.providers.transport import Provider, ProviderConfig, unreadable
 from tractui.store.compile import compile_history, merge_commits
 from tractui.store.history import Commit, HistoryStore, Status
 
@@ -269,8 +270,10 @@ class Conversation:
                 queue.put_nowait(event)
         except asyncio.CancelledError:
             queue.put_nowait(StreamError(kind="cancelled", message="cancelled"))
-        except Exception as exc:  # a provider must not raise; if one does, the reply still ends cleanly
-            queue.put_nowait(StreamError(kind="protocol", message=f"provider failed: {exc}"))
+        except (
+            Exception
+        ) as exc:  # a provider must not raise (see Provider._read); if one does, the reply still ends cleanly
+            queue.put_nowait(unreadable(exc))
         finally:
             queue.put_nowait(_END)
 
@@ -305,7 +308,7 @@ class Conversation:
         messages = compile_history(chain, settings)
         system = settings.view.system_prompt or None
         provider = self.provider
-        stamps = {"provider": config.provider, "model": config.model, "base_url": provider.base_url}
+        stamps = {"provider": config.provider, "model": config.model, "base_url": public_url(provider.base_url)}
         stored = merge_commits(chain)  # the gauge counts the stored form; the reply will be one more message
         basis: dict[str, Any] | None = {
             "message_count": len(stored) + 1,

@@ -31,6 +31,7 @@ from tractui.core.tools import ToolSpec
 from tractui.errors import RequestError
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.models import ModelInfo, anthropic_models
+from tractui.providers.shape import count, integer, json_text, loads_object, obj, string
 from tractui.providers.thinking_back import current_turn_start, route_thinking, same_origin, thinking_as_text
 from tractui.providers.transport import Provider, append_turn, system_text
 
@@ -218,15 +219,15 @@ def build_messages(messages: list[Content], model: str, settings: Settings) -> t
 
 
 # -- stream -------------------------------------------------------------------
-def normalise_usage(raw: dict[str, Any]) -> Usage:
+def normalise_usage(raw: dict[str, Any], where: str = "usage") -> Usage:
     """Anthropic counts cache reads and writes beside ``input_tokens``; ours includes them."""
-    cached = int(raw.get("cache_read_input_tokens") or 0)
-    written = int(raw.get("cache_creation_input_tokens") or 0)
-    details = raw.get("output_tokens_details") or {}
+    cached = count(raw, "cache_read_input_tokens", where)
+    written = count(raw, "cache_creation_input_tokens", where)
+    details = obj(raw, "output_tokens_details", where)
     return Usage(
-        input_tokens=int(raw.get("input_tokens") or 0) + cached + written,
-        output_tokens=int(raw.get("output_tokens") or 0),
-        reasoning_tokens=int(details.get("thinking_tokens") or 0),
+        input_tokens=count(raw, "input_tokens", where) + cached + written,
+        output_tokens=count(raw, "output_tokens", where),
+        reasoning_tokens=count(details, "thinking_tokens", where),
         cached_input_tokens=cached,
         cache_write_tokens=written,
     )
@@ -244,10 +245,8 @@ class AnthropicParser:
     _thought: set[int] = field(default_factory=set)  # thinking blocks that streamed text
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
-        payload = json.loads(data)
-        if not isinstance(payload, dict):
-            raise ValueError("not an event object")
-        kind = payload.get("type") or event
+        payload = loads_object(data, "event")
+        kind = string(payload, "type", "event") or event
         handler = _HANDLERS.get(kind)
         return handler(self, payload) if handler else []
 
@@ -259,77 +258,92 @@ class AnthropicParser:
 
     # -- handlers -------------------------------------------------------------
     def _message_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        message = payload.get("message") or {}
-        self.response_model = message.get("model") or self.response_model
-        return self._merge_usage(message.get("usage"))
+        message = obj(payload, "message", "message_start")
+        model = string(message, "model", "message_start.message")
+        events = self._merge_usage(obj(message, "usage", "message_start.message"), "message_start.message.usage")
+        self.response_model = model or self.response_model
+        return events
 
-    def _merge_usage(self, usage: Any) -> list[StreamEvent]:
-        if not isinstance(usage, dict):
+    def _merge_usage(self, usage: dict[str, Any], where: str) -> list[StreamEvent]:
+        if not usage:
             return []
-        self._usage.update({k: v for k, v in usage.items() if v is not None})
-        return [UsageEvent(normalise_usage(self._usage))]
+        merged = {**self._usage, **{k: v for k, v in usage.items() if v is not None}}
+        normalised = normalise_usage(merged, where)
+        self._usage = merged
+        return [UsageEvent(normalised)]
 
     def _block_start(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        index = int(payload.get("index", 0))
-        block = payload.get("content_block") or {}
-        kind = str(block.get("type", ""))
-        self._kinds[index] = kind
+        index = integer(payload, "index", "content_block_start") or 0
+        where = "content_block_start.content_block"
+        block = obj(payload, "content_block", "content_block_start")
+        kind = string(block, "type", where)
         if kind == "thinking":
-            if not block.get("thinking"):
+            thought = string(block, "thinking", where)
+            self._kinds[index] = kind
+            if not thought:
                 return []
             self._thought.add(index)
-            return [ThinkingDelta(block["thinking"], "thinking")]
+            return [ThinkingDelta(thought, "thinking")]
         if kind == "redacted_thinking":
-            return [RedactedThinking(str(block.get("data", "")), "thinking")]
+            data = string(block, "data", where)
+            self._kinds[index] = kind
+            return [RedactedThinking(data, "thinking")]
         if kind == "text":
-            return [TextDelta(block["text"])] if block.get("text") else []
+            answer = string(block, "text", where)
+            self._kinds[index] = kind
+            return [TextDelta(answer)] if answer else []
         if "id" in block and "name" in block:  # tool_use, server_tool_use, mcp_tool_use
-            self._tools[str(block["id"])] = index
+            call_id, name = string(block, "id", where), string(block, "name", where)
+            server = string(block, "server_name", where)
+            arguments = json_text(block, "input", where)
+            self._kinds[index] = kind
+            self._tools[call_id] = index
             meta: dict[str, Any] = {"anthropic_type": kind}
-            if block.get("server_name"):
-                meta["server_name"] = block["server_name"]
-            events: list[StreamEvent] = [
-                ToolCallDelta(index, id=str(block["id"]), name=str(block["name"]), metadata=meta)
-            ]
-            if block.get("input"):
-                events.append(ToolCallDelta(index, arguments=json.dumps(block["input"])))
+            if server:
+                meta["server_name"] = server
+            events: list[StreamEvent] = [ToolCallDelta(index, id=call_id, name=name, metadata=meta)]
+            if arguments:
+                events.append(ToolCallDelta(index, arguments=arguments))
             return events
-        owner = self._tools.get(str(block.get("tool_use_id", "")))
+        owner = self._tools.get(string(block, "tool_use_id", where))
+        self._kinds[index] = kind
         if owner is not None:  # a server tool's result: kept with its call, never lost
             return [ToolCallDelta(owner, metadata={"anthropic_result": block})]
         return []
 
     def _block_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        index = int(payload.get("index", 0))
-        delta = payload.get("delta") or {}
-        kind = delta.get("type")
+        index = integer(payload, "index", "content_block_delta") or 0
+        where = "content_block_delta.delta"
+        delta = obj(payload, "delta", "content_block_delta")
+        kind = string(delta, "type", where)
         if kind == "thinking_delta":
-            text = delta.get("thinking") or ""
-            if not text:
+            thought = string(delta, "thinking", where)
+            if not thought:
                 return []
             self._thought.add(index)
-            return [ThinkingDelta(text, "thinking")]
+            return [ThinkingDelta(thought, "thinking")]
         if kind == "text_delta":
-            text = delta.get("text") or ""
-            return [TextDelta(text)] if text else []
+            answer = string(delta, "text", where)
+            return [TextDelta(answer)] if answer else []
         if kind == "signature_delta":
             # a block with no visible thought (display omitted) starts its own thinking block
             meta = {} if index in self._thought else {"source_field": "thinking"}
-            return [ThinkingSignature(delta.get("signature") or "", meta)]
+            return [ThinkingSignature(string(delta, "signature", where), meta)]
         if kind == "input_json_delta":
-            partial = delta.get("partial_json") or ""
+            partial = string(delta, "partial_json", where)
             return [ToolCallDelta(index, arguments=partial)] if partial else []
         return []
 
     def _block_stop(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        kind = self._kinds.get(int(payload.get("index", 0)))
+        kind = self._kinds.get(integer(payload, "index", "content_block_stop") or 0)
         return [ThinkingEnd()] if kind == "thinking" else []
 
     def _message_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        delta = payload.get("delta") or {}
-        if delta.get("stop_reason"):
-            self.finish_reason = delta["stop_reason"]
-        return self._merge_usage(payload.get("usage"))
+        reason = string(obj(payload, "delta", "message_delta"), "stop_reason", "message_delta.delta")
+        events = self._merge_usage(obj(payload, "usage", "message_delta"), "message_delta.usage")
+        if reason:
+            self.finish_reason = reason
+        return events
 
     def _error(self, payload: dict[str, Any]) -> list[StreamEvent]:
         message, code = describe_error_payload(payload)

@@ -29,6 +29,7 @@ from tractui.core.settings import Settings
 from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.models import ModelInfo, gemini_models
+from tractui.providers.shape import as_object, count, flag, loads_object, obj, objects, string
 from tractui.providers.thinking_back import current_turn_start, route_thinking, same_origin, thinking_as_text
 from tractui.providers.transport import Provider, append_turn, system_text
 
@@ -161,18 +162,18 @@ def build_contents(messages: list[Content], model: str, settings: Settings) -> t
 
 
 # -- stream -------------------------------------------------------------------
-def normalise_usage(meta: dict[str, Any]) -> Usage:
+def normalise_usage(meta: dict[str, Any], where: str = "usageMetadata") -> Usage:
     """Gemini counts thoughts beside candidates; ours counts them in output.
 
     Input includes ``toolUsePromptTokenCount`` (what code execution fed back),
     so input + output equals ``totalTokenCount``.
     """
-    thoughts = int(meta.get("thoughtsTokenCount") or 0)
+    thoughts = count(meta, "thoughtsTokenCount", where)
     return Usage(
-        input_tokens=int(meta.get("promptTokenCount") or 0) + int(meta.get("toolUsePromptTokenCount") or 0),
-        output_tokens=int(meta.get("candidatesTokenCount") or 0) + thoughts,
+        input_tokens=count(meta, "promptTokenCount", where) + count(meta, "toolUsePromptTokenCount", where),
+        output_tokens=count(meta, "candidatesTokenCount", where) + thoughts,
         reasoning_tokens=thoughts,
-        cached_input_tokens=int(meta.get("cachedContentTokenCount") or 0),
+        cached_input_tokens=count(meta, "cachedContentTokenCount", where),
     )
 
 
@@ -183,12 +184,29 @@ def _set_path(target: dict[str, Any], path: str, value: Any, append: bool) -> No
         return
     node = target
     for key in keys[:-1]:
-        node = node.setdefault(key, {})
+        node = as_object(node.setdefault(key, {}), f"functionCall.partialArgs {path}")
     last = keys[-1]
     if append and isinstance(node.get(last), str):
         node[last] += value
     else:
         node[last] = value
+
+
+def _check_part(part: dict[str, Any], where: str) -> None:
+    """Every field of a part the parser reads has the type the API gives it (else ``ChunkShapeError``)."""
+    string(part, "text", where)
+    string(part, "thoughtSignature", where)
+    flag(part, "thought", where)
+    if "functionCall" not in part:
+        return
+    call = obj(part, "functionCall", where)
+    at = f"{where}.functionCall"
+    string(call, "name", at)
+    string(call, "id", at)
+    flag(call, "willContinue", at)
+    for i, entry in enumerate(objects(call, "partialArgs", at)):
+        string(entry, "jsonPath", f"{at}.partialArgs[{i}]")
+        string(entry, "stringValue", f"{at}.partialArgs[{i}]")
 
 
 @dataclass
@@ -197,37 +215,45 @@ class GeminiParser:
 
     finish_reason: str | None = None
     response_model: str | None = None
-    _usage: dict[str, Any] | None = None
+    _usage: Usage | None = None
     _thinking: bool = False
     _tools: int = 0
     _streamed_args: dict[str, Any] | None = None  # Vertex streamFunctionCallArguments in progress
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
-        chunk = json.loads(data)
-        if not isinstance(chunk, dict):
-            raise ValueError("not a response object")
-        return self.feed_chunk(chunk)
+        return self.feed_chunk(loads_object(data, "response"))
 
     def feed_chunk(self, chunk: dict[str, Any]) -> list[StreamEvent]:
         if "error" in chunk:
             message, code = describe_error_payload(chunk)
             status = chunk["error"].get("code") if isinstance(chunk["error"], dict) else None
             return [make_error(status if isinstance(status, int) else None, message, code)]
-        self.response_model = chunk.get("modelVersion") or self.response_model
-        usage = chunk.get("usageMetadata")
-        if isinstance(usage, dict) and any(k.endswith("TokenCount") for k in usage):
-            self._usage = usage
-        blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
+        model = string(chunk, "modelVersion", "response")
+        usage = obj(chunk, "usageMetadata", "response")
+        normalised = normalise_usage(usage) if any(k.endswith("TokenCount") for k in usage) else None
+        blocked = string(obj(chunk, "promptFeedback", "response"), "blockReason", "response.promptFeedback")
+        candidates = objects(chunk, "candidates", "response")
+        read: list[tuple[list[dict[str, Any]], str]] = []
+        for i, candidate in enumerate(candidates):
+            where = f"candidates[{i}]"
+            if candidate.get("index", 0) not in (0, None):
+                continue
+            content = obj(candidate, "content", where)
+            parts = objects(content, "parts", f"{where}.content")
+            for j, part in enumerate(parts):
+                _check_part(part, f"{where}.content.parts[{j}]")
+            read.append((parts, string(candidate, "finishReason", where)))
+        self.response_model = model or self.response_model
+        if normalised is not None:
+            self._usage = normalised
         if blocked:
             return [StreamError(kind="bad_request", message=f"Gemini blocked the prompt ({blocked})")]
         events: list[StreamEvent] = []
-        for candidate in chunk.get("candidates") or []:
-            if candidate.get("index", 0) != 0:
-                continue
-            for part in (candidate.get("content") or {}).get("parts") or []:
+        for parts, reason in read:
+            for part in parts:
                 events.extend(self._part(part))
-            if candidate.get("finishReason"):
-                self.finish_reason = candidate["finishReason"]
+            if reason:
+                self.finish_reason = reason
         return events
 
     def _part(self, part: dict[str, Any]) -> list[StreamEvent]:
@@ -270,7 +296,7 @@ class GeminiParser:
         if self._streamed_args is not None:
             for entry in call.get("partialArgs") or []:
                 value = next((entry[k] for k in ("stringValue", "numberValue", "boolValue") if k in entry), None)
-                _set_path(self._streamed_args, str(entry.get("jsonPath", "")), value, "stringValue" in entry)
+                _set_path(self._streamed_args, entry.get("jsonPath") or "", value, isinstance(value, str))
             if not call.get("willContinue") and not call.get("name"):
                 events.append(
                     ToolCallDelta(self._tools - 1, arguments=json.dumps(self._streamed_args, ensure_ascii=False))
@@ -290,7 +316,7 @@ class GeminiParser:
             self._thinking = False
             events.append(ThinkingEnd())
         if self._usage is not None:
-            events.append(UsageEvent(normalise_usage(self._usage)))
+            events.append(UsageEvent(self._usage))
         return events
 
 

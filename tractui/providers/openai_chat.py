@@ -30,28 +30,41 @@ from tractui.core.settings import Settings
 from tractui.core.tags import ThinkTagExtractor, tag_pairs
 from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
+from tractui.providers.shape import (
+    as_object,
+    as_text,
+    count,
+    integer,
+    json_text,
+    obj,
+    objects,
+    string,
+    wrong,
+)
 from tractui.providers.thinking_back import current_turn_start
 from tractui.providers.transport import Provider, StreamParser
 
 _loads = json.loads
 
 
-def normalise_usage(raw: dict[str, Any]) -> Usage:
+def normalise_usage(raw: dict[str, Any], where: str = "usage") -> Usage:
     """Chat Completions usage in our one meaning (input incl. cached, output incl. reasoning).
 
     xAI reports ``completion_tokens`` without reasoning; it shows as
     ``prompt + completion + reasoning == total``, and the reasoning is added back.
     """
-    prompt = int(raw.get("prompt_tokens") or 0)
-    completion = int(raw.get("completion_tokens") or 0)
+    prompt = count(raw, "prompt_tokens", where)
+    completion = count(raw, "completion_tokens", where)
     total = raw.get("total_tokens")
-    details = raw.get("completion_tokens_details") or {}
-    reasoning = int(details.get("reasoning_tokens") or raw.get("reasoning_tokens") or 0)
-    prompt_details = raw.get("prompt_tokens_details") or {}
-    cached = int(
-        prompt_details.get("cached_tokens") or raw.get("prompt_cache_hit_tokens") or raw.get("cached_tokens") or 0
+    details = obj(raw, "completion_tokens_details", where)
+    reasoning = count(details, "reasoning_tokens", where) or count(raw, "reasoning_tokens", where)
+    prompt_details = obj(raw, "prompt_tokens_details", where)
+    cached = (
+        count(prompt_details, "cached_tokens", where)
+        or count(raw, "prompt_cache_hit_tokens", where)
+        or count(raw, "cached_tokens", where)
     )
-    cache_write = int(prompt_details.get("cache_write_tokens") or raw.get("cache_creation_input_tokens") or 0)
+    cache_write = count(prompt_details, "cache_write_tokens", where) or count(raw, "cache_creation_input_tokens", where)
     if (
         reasoning
         and isinstance(total, int)
@@ -68,6 +81,33 @@ def normalise_usage(raw: dict[str, Any]) -> Usage:
     )
 
 
+def _read_tool_calls(delta: dict[str, Any], where: str) -> list[ToolCallDelta]:
+    calls: list[ToolCallDelta] = []
+    for position, call in enumerate(objects(delta, "tool_calls", where)):
+        at = f"{where}.tool_calls[{position}]"
+        function = obj(call, "function", at)
+        index = integer(call, "index", at)
+        calls.append(
+            ToolCallDelta(
+                index=position if index is None else index,
+                id=string(call, "id", at) or None,
+                name=string(function, "name", f"{at}.function") or None,
+                arguments=json_text(function, "arguments", f"{at}.function"),
+            )
+        )
+    return calls
+
+
+def _read_details(delta: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    details = objects(delta, "reasoning_details", where)
+    for i, item in enumerate(details):
+        at = f"{where}.reasoning_details[{i}]"
+        for name in ("type", "text", "summary", "data", "signature", "format", "id"):
+            string(item, name, at)
+        integer(item, "index", at)
+    return details
+
+
 class ChatCompletionsParser:
     """One response stream's state: open thinking, tag extractor, last usage, finish reason."""
 
@@ -82,7 +122,7 @@ class ChatCompletionsParser:
             starts_in_thinking=settings.view.reasoning_starts_in_thinking,
         )
         self._field_open = False  # thinking from a reasoning field is being streamed
-        self._usage: dict[str, Any] | None = None
+        self._usage: Usage | None = None
         self._details_by_index: dict[int, dict[str, Any]] = {}  # OpenRouter's reasoning_details, merged
 
     def reply_metadata(self) -> dict[str, Any]:
@@ -93,76 +133,98 @@ class ChatCompletionsParser:
         return {"reasoning_details": [self._details_by_index[i] for i in sorted(self._details_by_index)]}
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
-        obj = _loads(data)
-        if type(obj) is not dict:
-            raise ValueError("chunk is not a JSON object")
-        choices = obj.get("choices")
-        if choices and type(choices) is list:
-            choice = choices[0]
-            delta = choice.get("delta")
-            out = self._delta(delta) if delta else []
-            reason = choice.get("finish_reason")
-            if reason:
-                self.finish_reason = reason
-            if choice.get("usage"):
-                self._usage = choice["usage"]  # Moonshot puts usage inside the choice
-        else:
-            out = []
+        chunk = _loads(data)
+        if type(chunk) is not dict:
+            chunk = as_object(chunk, "chunk")
+        # Every field is read and checked before any is acted on, so a bad chunk changes nothing.
+        # The checks are spelled out inline: this runs for every chunk of the busiest protocol.
+        choices = chunk.get("choices")
+        choice: dict[str, Any] = {}
+        if choices:
+            if type(choices) is not list:
+                raise wrong("chunk.choices", choices, "a list")
+            choice = as_object(choices[0], "choices[0]")
+        delta = choice.get("delta")
+        if delta is not None and type(delta) is not dict:
+            raise wrong("choices[0].delta", delta, "an object")
+        reasoning, content = "", ""
+        source: SourceField = "reasoning_content"
+        details: list[dict[str, Any]] = []
+        calls: list[ToolCallDelta] = []
+        if delta:
+            value = delta.get("reasoning_content")
+            reasoning = value if type(value) is str else as_text(value, "choices[0].delta.reasoning_content")
+            if not reasoning:
+                value = delta.get("reasoning")
+                reasoning = value if type(value) is str else as_text(value, "choices[0].delta.reasoning")
+                source = "reasoning"
+            value = delta.get("content")
+            content = value if type(value) is str else as_text(value, "choices[0].delta.content")
+            if delta.get("reasoning_details") is not None:
+                details = _read_details(delta, "choices[0].delta")
+            if delta.get("tool_calls") is not None:
+                calls = _read_tool_calls(delta, "choices[0].delta")
+        reason = choice.get("finish_reason")
+        if reason is not None and type(reason) is not str:
+            raise wrong("choices[0].finish_reason", reason, "a string")
+        model = chunk.get("model")
+        if model is not None and type(model) is not str:
+            raise wrong("chunk.model", model, "a string")
+        usage = self._read_usage(chunk, choice)
+        out = self._delta(reasoning, source, details, content, calls) if delta else []
+        if reason:
+            self.finish_reason = reason
         if self.response_model is None:
-            self.response_model = obj.get("model") or None
-        usage = obj.get("usage")
-        if usage:
+            self.response_model = model or None
+        if usage is not None:
             self._usage = usage
-        else:
-            groq = obj.get("x_groq")
-            if groq and groq.get("usage"):
-                self._usage = groq["usage"]
-        if event == "error" or obj.get("error"):
-            out.append(self._error(obj))
+        if event == "error" or chunk.get("error"):
+            out.append(self._error(chunk))
         return out
 
-    def _delta(self, delta: dict[str, Any]) -> list[StreamEvent]:
+    @staticmethod
+    def _read_usage(chunk: dict[str, Any], choice: dict[str, Any]) -> Usage | None:
+        """The chunk's usage, wherever this server puts it: top level, inside the choice (Moonshot), ``x_groq``."""
+        if chunk.get("usage") is not None:
+            usage = obj(chunk, "usage", "chunk")
+            return normalise_usage(usage) if usage else None
+        if choice.get("usage") is not None:
+            usage = obj(choice, "usage", "choices[0]")
+            return normalise_usage(usage, "choices[0].usage") if usage else None
+        if chunk.get("x_groq") is not None:
+            usage = obj(obj(chunk, "x_groq", "chunk"), "usage", "x_groq")
+            return normalise_usage(usage, "x_groq.usage") if usage else None
+        return None
+
+    def _delta(
+        self,
+        reasoning: str,
+        source: SourceField,
+        details: list[dict[str, Any]],
+        content: str,
+        calls: list[ToolCallDelta],
+    ) -> list[StreamEvent]:
         out: list[StreamEvent] = []
-        plain = delta.get("reasoning_content")
-        source: SourceField = "reasoning_content"
-        if not plain:
-            plain = delta.get("reasoning")
-            source = "reasoning"
-        if plain and type(plain) is str:
+        if reasoning:
             self._field_open = True
-            out.append(ThinkingDelta(plain, source))
-        details = delta.get("reasoning_details")
+            out.append(ThinkingDelta(reasoning, source))
         if details:
-            self._details(details, bool(plain), out)
-        content = delta.get("content")
+            self._details(details, bool(reasoning), out)
         if content:
             if self._field_open:
                 out.append(ThinkingEnd())
                 self._field_open = False
             out.extend(self._extractor.feed(content))
-        calls = delta.get("tool_calls")
         if calls:
             if self._field_open:
                 out.append(ThinkingEnd())
                 self._field_open = False
-            for position, call in enumerate(calls):
-                function = call.get("function") or {}
-                index = call.get("index")
-                out.append(
-                    ToolCallDelta(
-                        index=position if index is None else index,
-                        id=call.get("id") or None,
-                        name=function.get("name") or None,
-                        arguments=function.get("arguments") or "",
-                    )
-                )
+            out.extend(calls)
         return out
 
     def _details(self, details: list[dict[str, Any]], mirrored: bool, out: list[StreamEvent]) -> None:
         """OpenRouter ``reasoning_details``: text only when no plain field carried it; opaque parts kept."""
         for item in details:
-            if type(item) is not dict:
-                continue
             self._merge_detail(item)
             kind = item.get("type")
             meta = {k: item[k] for k in ("type", "id", "format", "index") if item.get(k) is not None}
@@ -170,10 +232,10 @@ class ChatCompletionsParser:
                 if item.get("data"):
                     out.append(RedactedThinking(item["data"], "reasoning", meta))
                 continue
-            text = item.get("text") or item.get("summary")
-            if text and not mirrored:
+            thought = item.get("text") or item.get("summary")
+            if thought and not mirrored:
                 self._field_open = True
-                out.append(ThinkingDelta(text, "reasoning" if kind != "reasoning.summary" else "summary"))
+                out.append(ThinkingDelta(thought, "reasoning" if kind != "reasoning.summary" else "summary"))
             if item.get("signature"):
                 out.append(ThinkingSignature(item["signature"], meta))
 
@@ -205,7 +267,7 @@ class ChatCompletionsParser:
             out.append(ThinkingEnd())
             self._field_open = False
         if self._usage is not None:
-            out.append(UsageEvent(normalise_usage(self._usage)))
+            out.append(UsageEvent(self._usage))
             self._usage = None
         return out
 

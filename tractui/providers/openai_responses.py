@@ -8,7 +8,6 @@ sees its own reasoning again without the server keeping anything.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -27,6 +26,7 @@ from tractui.core.reasoning import map_effort
 from tractui.core.settings import Settings
 from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
+from tractui.providers.shape import count, json_text, loads_object, obj, string
 from tractui.providers.thinking_back import current_turn_start, route_thinking, same_origin, thinking_as_text
 from tractui.providers.transport import Provider, system_text
 
@@ -128,13 +128,13 @@ def build_input(messages: list[Content], model: str, settings: Settings) -> tupl
 
 
 # -- stream -------------------------------------------------------------------
-def normalise_usage(raw: dict[str, Any]) -> Usage:
+def normalise_usage(raw: dict[str, Any], where: str = "response.usage") -> Usage:
     """Responses usage already has our meaning: cached inside input, reasoning inside output."""
     return Usage(
-        input_tokens=int(raw.get("input_tokens") or 0),
-        output_tokens=int(raw.get("output_tokens") or 0),
-        reasoning_tokens=int((raw.get("output_tokens_details") or {}).get("reasoning_tokens") or 0),
-        cached_input_tokens=int((raw.get("input_tokens_details") or {}).get("cached_tokens") or 0),
+        input_tokens=count(raw, "input_tokens", where),
+        output_tokens=count(raw, "output_tokens", where),
+        reasoning_tokens=count(obj(raw, "output_tokens_details", where), "reasoning_tokens", where),
+        cached_input_tokens=count(obj(raw, "input_tokens_details", where), "cached_tokens", where),
     )
 
 
@@ -156,10 +156,8 @@ class ResponsesParser:
     _failed: bool = False
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
-        payload = json.loads(data)
-        if not isinstance(payload, dict):
-            raise ValueError("not an event object")
-        kind = str(payload.get("type") or event)
+        payload = loads_object(data, "event")
+        kind = string(payload, "type", "event") or event
         handler = _HANDLERS.get(kind)
         return handler(self, payload) if handler else []
 
@@ -170,23 +168,27 @@ class ResponsesParser:
         return []
 
     def _item(self, payload: dict[str, Any]) -> _ReasoningItem:
-        return self._reasoning.setdefault(str(payload.get("item_id", "")), _ReasoningItem())
+        return self._reasoning.setdefault(_item_id(payload, "item_id", "event"), _ReasoningItem())
 
     # -- handlers -------------------------------------------------------------
     def _created(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        self.response_model = (payload.get("response") or {}).get("model") or self.response_model
+        model = string(obj(payload, "response", "event"), "model", "event.response")
+        self.response_model = model or self.response_model
         return []
 
     def _item_added(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        item = payload.get("item") or {}
-        if item.get("type") == "reasoning":
-            self._reasoning.setdefault(str(item.get("id", "")), _ReasoningItem())
-        elif item.get("type") == "function_call":
+        item = obj(payload, "item", "event")
+        kind = string(item, "type", "event.item")
+        item_id = _item_id(item, "id", "event.item")
+        if kind == "reasoning":
+            self._reasoning.setdefault(item_id, _ReasoningItem())
+        elif kind == "function_call":
+            call_id = _item_id(item, "call_id", "event.item")
+            name = string(item, "name", "event.item")
             index = len(self._calls)
-            self._calls[str(item.get("id", ""))] = index
-            meta = {"item_id": item["id"]} if item.get("id") else {}
-            call_id = str(item.get("call_id") or item.get("id") or f"call_{index}")
-            return [ToolCallDelta(index, id=call_id, name=str(item.get("name", "")), metadata=meta)]
+            self._calls[item_id] = index
+            meta = {"item_id": item_id} if item_id else {}
+            return [ToolCallDelta(index, id=call_id or item_id or f"call_{index}", name=name, metadata=meta)]
         return []
 
     def _summary_part(self, payload: dict[str, Any]) -> list[StreamEvent]:
@@ -197,7 +199,7 @@ class ResponsesParser:
         return []
 
     def _summary_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        text = payload.get("delta") or ""
+        text = string(payload, "delta", "event")
         if not text:
             return []
         state = self._item(payload)
@@ -206,7 +208,7 @@ class ResponsesParser:
         return [ThinkingDelta(text, "summary")]
 
     def _reasoning_text_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        text = payload.get("delta") or ""
+        text = string(payload, "delta", "event")
         state = self._item(payload)
         if not text or state.summary_parts:  # raw reasoning only stands in when there is no summary
             return []
@@ -214,57 +216,77 @@ class ResponsesParser:
         return [ThinkingDelta(text, "reasoning")]
 
     def _text_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        text = payload.get("delta") or ""
+        text = string(payload, "delta", "event")
         return [TextDelta(text)] if text else []
 
     def _args_delta(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        item_id = str(payload.get("item_id", ""))
+        item_id = _item_id(payload, "item_id", "event")
+        delta = string(payload, "delta", "event")
         index = self._calls.get(item_id)
-        if index is None or not payload.get("delta"):
+        if index is None or not delta:
             return []
         self._call_args.add(item_id)
-        return [ToolCallDelta(index, arguments=payload["delta"])]
+        return [ToolCallDelta(index, arguments=delta)]
 
-    def _args_done(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        item_id = str(payload.get("item_id", ""))
+    def _args_done(self, payload: dict[str, Any], where: str = "event") -> list[StreamEvent]:
+        item_id = _item_id(payload, "item_id", where)
+        arguments = json_text(payload, "arguments", where)
         index = self._calls.get(item_id)
-        if index is None or item_id in self._call_args or not payload.get("arguments"):
+        if index is None or item_id in self._call_args or not arguments:
             return []
         self._call_args.add(item_id)  # LM Studio sends arguments only here
-        return [ToolCallDelta(index, arguments=payload["arguments"])]
+        return [ToolCallDelta(index, arguments=arguments)]
 
     def _item_done(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        item = payload.get("item") or {}
-        if item.get("type") == "function_call":
-            return self._args_done({"item_id": item.get("id"), "arguments": item.get("arguments")})
-        if item.get("type") != "reasoning":
+        item = obj(payload, "item", "event")
+        kind = string(item, "type", "event.item")
+        if kind == "function_call":
+            return self._args_done({"item_id": item.get("id"), "arguments": item.get("arguments")}, "event.item")
+        if kind != "reasoning":
             return []
+        item_id = _item_id(item, "id", "event.item")
+        encrypted = string(item, "encrypted_content", "event.item")
         events: list[StreamEvent] = []
-        if item.get("encrypted_content"):
-            meta = {"encrypted_content": item["encrypted_content"], "item_id": item.get("id")}
-            if not self._reasoning.get(str(item.get("id", "")), _ReasoningItem()).wrote:
+        if encrypted:
+            meta = {"encrypted_content": encrypted, "item_id": item.get("id")}
+            if not self._reasoning.get(item_id, _ReasoningItem()).wrote:
                 meta["source_field"] = "summary"  # hidden reasoning: a block of its own
             events.append(ThinkingSignature(None, meta))
         return [*events, ThinkingEnd()]
 
     def _completed(self, payload: dict[str, Any]) -> list[StreamEvent]:
-        response = payload.get("response") or {}
-        self.response_model = response.get("model") or self.response_model
-        status = response.get("status") or "completed"
-        reason = (response.get("incomplete_details") or {}).get("reason")
+        response = obj(payload, "response", "event")
+        model = string(response, "model", "event.response")
+        status = string(response, "status", "event.response") or "completed"
+        reason = string(
+            obj(response, "incomplete_details", "event.response"), "reason", "event.response.incomplete_details"
+        )
+        usage = obj(response, "usage", "event.response")
+        events: list[StreamEvent] = [UsageEvent(normalise_usage(usage))] if usage else []
+        self.response_model = model or self.response_model
         self.finish_reason = reason or ("tool_calls" if self._calls else status)
-        usage = response.get("usage")
-        return [UsageEvent(normalise_usage(usage))] if isinstance(usage, dict) else []
+        return events
 
     def _failed_event(self, payload: dict[str, Any]) -> list[StreamEvent]:
         if self._failed:  # the `error` event already said it
             return []
         self._failed = True
+        response = payload.get("response")
         error = (
-            payload.get("error") or (payload.get("response") or {}).get("error") or {"message": "the response failed"}
+            payload.get("error")
+            or (response.get("error") if isinstance(response, dict) else None)
+            or {"message": "the response failed"}
         )
         message, code = describe_error_payload({"error": error})
         return [make_error(None, message, code)]
+
+
+def _item_id(parent: dict[str, Any], key: str, where: str) -> str:
+    """An item or call id: a string (numbers, as some servers send, read as their digits)."""
+    value = parent.get(key)
+    if type(value) is int:
+        return str(value)
+    return string(parent, key, where)
 
 
 _HANDLERS = {

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import os
 import random
 import re
@@ -32,9 +33,10 @@ from tractui.core.events import (
 )
 from tractui.core.settings import Settings
 from tractui.core.tools import ToolSpec
-from tractui.errors import RequestError
+from tractui.core.urls import public_url
+from tractui.errors import ChunkShapeError, RequestError
 from tractui.providers.config import DEFAULT_KEY_ENV, ProviderConfig, key_env_name
-from tractui.providers.errors import error_from_body, make_error, parse_error_body
+from tractui.providers.errors import error_from_body, make_error, one_line, parse_error_body
 from tractui.providers.models import ModelInfo, ModelListError, ModelPageParser, fetch_pages, openai_models
 from tractui.providers.sse import aiter_events
 
@@ -46,9 +48,11 @@ CONNECT_TIMEOUT = 15.0
 class StreamParser(Protocol):
     """Turns one provider's SSE events into stream events.
 
-    ``feed`` raises ``ValueError`` for an unparseable data line (the transport
-    skips and counts it). ``close`` flushes what is pending (tag extractor,
-    final usage) at the end of the stream or when it is cut.
+    ``feed`` raises ``json.JSONDecodeError`` for a data line that is not JSON
+    (the transport skips and counts it) and ``ChunkShapeError`` for JSON of a
+    shape the protocol does not allow (the stream ends there, what arrived is
+    kept). ``close`` flushes what is pending (tag extractor, final usage) at
+    the end of the stream or when it is cut.
     """
 
     finish_reason: str | None
@@ -305,7 +309,9 @@ class Provider(ABC):
         except httpx.TimeoutException as exc:
             if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)):
                 outcome.failure = StreamError(
-                    kind="network", message=redact(f"could not connect to {url}: timed out", key), retryable=True
+                    kind="network",
+                    message=redact(f"could not connect to {public_url(url)}: timed out", key),
+                    retryable=True,
                 )
             else:
                 outcome.failure = StreamError(
@@ -314,26 +320,35 @@ class Provider(ABC):
         except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             retryable = isinstance(exc, httpx.ConnectError)
             outcome.failure = StreamError(
-                kind="network", message=redact(f"could not connect to {url}: {exc}", key), retryable=retryable
+                kind="network",
+                message=redact(f"could not connect to {public_url(url)}: {exc}", key),
+                retryable=retryable,
             )
 
     async def _read(
         self, response: httpx.Response, key: str | None, settings: Settings, outcome: _Outcome
     ) -> AsyncIterator[list[StreamEvent]]:
-        """Parse the 200 stream; a cut or stall ends it with what arrived flushed first."""
+        """Parse the 200 stream; a cut, a stall or a chunk that cannot be read ends it with what arrived flushed first.
+
+        This is the stream boundary: everything that reads the body a server sent (SSE framing,
+        the protocol's parser) runs inside it. A cut or a stall has its own line; any other
+        exception (``ChunkShapeError`` for a shape the protocol does not allow, or a bug) becomes
+        one ``protocol`` error line after the events before it, so nothing a server sends reaches
+        the user as a traceback.
+        """
         parser = self.new_parser(settings)
         feed = parser.feed
         malformed = 0
         started = False  # once content was yielded, an in-stream error is final (no retry)
+        out: list[StreamEvent] = []  # read but not yet delivered
         try:
             async for sse_batch in aiter_events(response.aiter_bytes()):
-                out: list[StreamEvent] = []
                 for name, data in sse_batch:
                     if data == "[DONE]":
                         break
                     try:
                         events = feed(name, data)
-                    except ValueError:
+                    except json.JSONDecodeError:
                         malformed += 1
                         continue
                     if events:
@@ -350,19 +365,19 @@ class Provider(ABC):
                 else:
                     if out:
                         started = True
-                        yield out
+                        batch, out = out, []
+                        yield batch
                     continue
-                if out:  # [DONE]: the stream is complete
-                    yield out
-                break
+                break  # [DONE]: the stream is complete
+            closing = [*out, *parser.close()]
         except httpx.ReadTimeout:
-            yield parser.close()
+            yield [*out, *_closed(parser)]
             outcome.failure = StreamError(
                 kind="stalled", message="the stream stalled: no data within the read timeout; what arrived is kept"
             )
             return
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError) as exc:
-            yield parser.close()
+            yield [*out, *_closed(parser)]
             outcome.failure = StreamError(
                 kind="cut",
                 message=redact(
@@ -370,8 +385,12 @@ class Provider(ABC):
                 ),
             )
             return
+        except Exception as exc:  # the documented boundary (see the docstring)
+            yield [*out, *_closed(parser)]
+            outcome.failure = unreadable(exc, key)
+            return
         yield [
-            *parser.close(),
+            *closing,
             Done(
                 finish_reason=parser.finish_reason,
                 malformed_lines=malformed,
@@ -379,6 +398,23 @@ class Provider(ABC):
                 reply_metadata=parser.reply_metadata(),
             ),
         ]
+
+
+def _closed(parser: StreamParser) -> list[StreamEvent]:
+    """What ``parser`` still holds, when the stream ends early; nothing if it cannot say (it failed itself)."""
+    try:
+        return parser.close()
+    except Exception:  # part of the stream boundary: the failure that ended the stream is reported instead
+        return []
+
+
+def unreadable(exc: Exception, key: str | None = None) -> StreamError:
+    """The one line for a stream that cannot be read: a chunk of the wrong shape, or a parser that failed."""
+    if isinstance(exc, ChunkShapeError):
+        text = f"the server sent a chunk tractui cannot read ({exc}); what arrived is kept"
+    else:
+        text = f"tractui could not read the stream ({type(exc).__name__}: {exc}); what arrived is kept"
+    return StreamError(kind="protocol", message=redact(one_line(text), key))
 
 
 class _Outcome:
@@ -405,4 +441,5 @@ __all__ = [
     "key_env_name",
     "redact",
     "retry_after_seconds",
+    "unreadable",
 ]

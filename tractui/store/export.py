@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Literal
+from typing import Any, Literal
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.core.urls import public_url
 from tractui.store.compile import compacted_ids
 from tractui.store.history import HistoryStore
 
@@ -21,8 +22,17 @@ FORMATS: tuple[ExportFormat, ...] = ("md", "json")
 def export_text(store: HistoryStore, session_id: str, fmt: ExportFormat) -> str:
     """The session in ``fmt``: JSON keeps every branch, Markdown the current one."""
     if fmt == "json":
-        return json.dumps(store.export_session(session_id), ensure_ascii=False, indent=1) + "\n"
+        return json.dumps(_public(store.export_session(session_id)), ensure_ascii=False, indent=1) + "\n"
     return export_markdown(store, session_id)
+
+
+def _public(data: Any) -> Any:
+    """``data`` with every ``base_url`` stripped of credentials (rows written before they were stripped on write)."""
+    if isinstance(data, dict):
+        return {k: public_url(v) if k == "base_url" and isinstance(v, str) else _public(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_public(v) for v in data]
+    return data
 
 
 def format_time(ts: float) -> str:
