@@ -6,11 +6,11 @@ turn a session into a file.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Literal
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.core.inert import inert, json_text
 from tractui.store.compile import compacted_ids
 from tractui.store.history import HistoryStore
 
@@ -18,11 +18,13 @@ ExportFormat = Literal["md", "json"]
 FORMATS: tuple[ExportFormat, ...] = ("md", "json")
 
 
-def export_text(store: HistoryStore, session_id: str, fmt: ExportFormat) -> str:
-    """The session in ``fmt``: JSON keeps every branch, Markdown the current one."""
+def export_text(store: HistoryStore, session_id: str, fmt: ExportFormat, *, raw: bool = False) -> str:
+    """The session in ``fmt``: JSON keeps every branch (losslessly, with no raw control characters),
+    Markdown the current one, its control characters shown as codes unless ``raw``."""
     if fmt == "json":
-        return json.dumps(store.export_session(session_id), ensure_ascii=False, indent=1) + "\n"
-    return export_markdown(store, session_id)
+        return json_text(store.export_session(session_id), indent=1) + "\n"
+    text = export_markdown(store, session_id)
+    return text if raw else inert(text)
 
 
 def format_time(ts: float) -> str:
