@@ -7,9 +7,7 @@ command succeeds.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
-from typing import Any
 
 from tractui.cli.terminal import Terminal, one_line
 from tractui.config.paths import history_path
@@ -18,6 +16,7 @@ from tractui.errors import StoreError, UsageError
 from tractui.store.compile import compacted_ids
 from tractui.store.export import ExportFormat, export_text, format_time, usage_text
 from tractui.store.history import Commit, HistoryStore
+from tractui.store.imports import read_export
 
 DIM = "\x1b[2m"
 
@@ -98,15 +97,7 @@ def cmd_export(
 
 
 def cmd_import(store: HistoryStore, file: str, out: Terminal) -> int:
-    try:
-        data: Any = json.loads(Path(file).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise UsageError(f"{file} is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"{file} is not a tractui session export")
-    session_id = store.import_session(data)
+    session_id = store.import_session(read_export(Path(file)))
     out.write(f"imported session {session_id}\n")
     return 0
 

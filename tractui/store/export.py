@@ -28,7 +28,11 @@ def export_text(store: HistoryStore, session_id: str, fmt: ExportFormat, *, raw:
 
 
 def format_time(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+    """``ts`` as local time; a time no clock could hold (left by another tool) as ``?``."""
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+    except (OverflowError, OSError, ValueError):
+        return "?"
 
 
 def usage_text(usage: Usage | None) -> str:
