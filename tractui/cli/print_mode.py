@@ -255,6 +255,9 @@ def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal
         if options.json:
             out.write(json_text(result_json(conv, outcome)) + "\n")
             out.flush()
+        if not conv.write_unsaved():
+            err.write(f"tractui: the reply is not in the history: {conv.unsaved}\n")
+            return EXIT_INTERRUPTED if outcome.interrupted else EXIT_PROVIDER
         if outcome.interrupted:
             err.write(f"tractui: interrupted; the partial reply is kept in session {conv.session_id}\n")
             return EXIT_INTERRUPTED

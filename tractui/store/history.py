@@ -180,7 +180,8 @@ class HistoryStore:
                 yield conn
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite has already rolled back after SQLITE_FULL and the like
+                    conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write history database {self.path}: {exc}") from None
