@@ -245,6 +245,8 @@ def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal
         printer = _Printer(
             out, err, show_thinking=startup.settings.view.reasoning_include_in_response, quiet=options.json
         )
+        for warning in startup.warnings:
+            printer.note(f"warning: {warning}")
         if options.continue_ and session_id is None:
             printer.note("no earlier session to continue; starting a new one")
         outcome = _Outcome()

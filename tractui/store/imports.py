@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator
 
 from tractui.core.content import Content, Usage
+from tractui.core.nesting import nesting_depth
 from tractui.errors import StoreError
 
 EXPORT_FORMAT = "tractui-session"
@@ -96,22 +97,6 @@ def read_export(path: Path) -> Any:
         raise StoreError(f"{path} is not JSON: {exc}") from None
 
 
-def _depth(value: Any) -> int:
-    """How deeply lists and objects nest in ``value`` (walked without recursion); stops past ``MAX_DEPTH``."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
-        if children is None:
-            continue
-        deepest = max(deepest, level)
-        if deepest > MAX_DEPTH:
-            break
-        stack.extend((child, level + 1) for child in children)
-    return deepest
-
-
 def _first_problem(exc: ValidationError) -> str:
     error = exc.errors()[0]
     where = ".".join(str(part) for part in error["loc"])
@@ -153,7 +138,7 @@ def check_export(data: Any) -> ExportIn:
         raise StoreError("cannot import: not a tractui session export")
     if data.get("version") != EXPORT_VERSION:
         raise StoreError(f"cannot import: unsupported export version {str(data.get('version'))[:40]}")
-    if _depth(data) > MAX_DEPTH:
+    if nesting_depth(data, MAX_DEPTH) > MAX_DEPTH:
         raise StoreError(f"cannot import: nested more than {MAX_DEPTH} levels deep")
     try:
         export = ExportIn.model_validate(data)
