@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import tomli_w
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from loopback import error, openai_chat_reply
@@ -205,3 +206,14 @@ async def test_nothing_printed_to_a_terminal_carries_controls(tmp_path, loopback
     assert "Traceback" not in result.err, result.err
     assert foreign_controls(result.out) == [], result.out
     assert foreign_controls(result.err) == [], result.err
+
+
+async def test_mcp_list_on_a_terminal_is_inert(tmp_path):
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "config.toml").write_text(
+        tomli_w.dumps({"mcp": {"servers": {"odd": {"command": f"no-such-{TITLE}{CLIPBOARD}\x9b2J"}}}})
+    )
+    result = await run_in_tty(["-m", "tractui", "mcp", "list"], tty_env(tmp_path))
+    assert result.code == 1, result.err
+    assert "PWNED-TITLE" in result.out and foreign_controls(result.out) == [] and foreign_controls(result.err) == []
