@@ -164,9 +164,9 @@ def test_import_refuses_bad_files_and_changes_nothing(store):
     bad = {
         "format": "tractui-session",
         "version": 1,
-        "session": {"id": "S", "created_at": 0, "updated_at": 0, "head": None},
+        "session": {"id": new_id(), "created_at": 0, "updated_at": 0, "head": None},
         "commits": [
-            {"id": "A", "parent_id": "missing", "kind": "user", "content": {"speaker": "human"}, "created_at": 0}
+            {"id": new_id(), "parent_id": new_id(), "kind": "user", "content": {"speaker": "human"}, "created_at": 0}
         ],
     }
     with pytest.raises(StoreError, match="missing parent"):

@@ -7,18 +7,18 @@ command succeeds.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
-from typing import Any, TextIO
 
+from tractui.cli.terminal import Terminal, one_line
 from tractui.config.paths import history_path
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from tractui.errors import StoreError, UsageError
 from tractui.store.compile import compacted_ids
 from tractui.store.export import ExportFormat, export_text, format_time, usage_text
 from tractui.store.history import Commit, HistoryStore
+from tractui.store.imports import read_export
 
-DIM, RESET = "\x1b[2m", "\x1b[0m"
+DIM = "\x1b[2m"
 
 
 def _preview(content: Content, width: int = 100) -> str:
@@ -36,7 +36,7 @@ def _preview(content: Content, width: int = 100) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def cmd_sessions(store: HistoryStore, out: TextIO) -> int:
+def cmd_sessions(store: HistoryStore, out: Terminal) -> int:
     sessions = store.list_sessions()
     if not sessions:
         out.write(f"no sessions yet ({store.path})\n")
@@ -44,12 +44,13 @@ def cmd_sessions(store: HistoryStore, out: TextIO) -> int:
     out.write(f"{'ID':<26}  {'UPDATED':<16}  {'MSGS':>4}  {'MODEL':<24}  TITLE\n")
     for s in sessions:
         out.write(
-            f"{s.id:<26}  {format_time(s.updated_at):<16}  {s.message_count:>4}  {(s.model or '-')[:24]:<24}  {s.title or '(untitled)'}\n"
+            f"{s.id:<26}  {format_time(s.updated_at):<16}  {s.message_count:>4}  {one_line(s.model or '-')[:24]:<24}  "
+            f"{one_line(s.title) or '(untitled)'}\n"
         )
     return 0
 
 
-def format_log_line(commit: Commit, *, compacted: bool, tty: bool) -> str:
+def format_log_line(commit: Commit, *, compacted: bool) -> str:
     tags = [f"[{commit.kind}]"]
     if commit.status != "complete":
         tags.append(f"[{commit.status}]")
@@ -60,28 +61,31 @@ def format_log_line(commit: Commit, *, compacted: bool, tty: bool) -> str:
         head += f"  {commit.provider}/{commit.model}" if commit.provider else f"  {commit.model}"
     if commit.usage:
         head += f"  {usage_text(commit.usage)}"
-    if "error" in commit.metadata:
-        head += f"  error: {commit.metadata['error'].get('message', '')}"
-    body = f"    {_preview(commit.content)}"
-    text = f"{head}\n{body}"
-    if tty and (commit.kind == "reasoning" or compacted):
-        text = f"{DIM}{text}{RESET}"
-    return text
+    if isinstance(error := commit.metadata.get("error"), dict):
+        head += f"  error: {one_line(str(error.get('message', '')))}"
+    return f"{head}\n    {_preview(commit.content)}"
 
 
-def cmd_log(store: HistoryStore, ref: str | None, out: TextIO, tty: bool) -> int:
+def cmd_log(store: HistoryStore, ref: str | None, out: Terminal) -> int:
     session_id = store.resolve_session(ref)
     chain = store.chain(session_id)
     compacted = compacted_ids(chain)
     info = store.session(session_id)
-    out.write(f"session {session_id}  {info.title if info else ''}\n\n")
+    out.write(f"session {session_id}  {one_line(info.title) if info else ''}\n\n")
     for commit in reversed(chain):
-        out.write(format_log_line(commit, compacted=commit.id in compacted, tty=tty) + "\n")
+        line = format_log_line(commit, compacted=commit.id in compacted)
+        if commit.kind == "reasoning" or commit.id in compacted:
+            out.styled(DIM, line)
+        else:
+            out.write(line)
+        out.write("\n")
     return 0
 
 
-def cmd_export(store: HistoryStore, ref: str | None, fmt: ExportFormat, output: str | None, out: TextIO) -> int:
-    text = export_text(store, store.resolve_session(ref), fmt)
+def cmd_export(
+    store: HistoryStore, ref: str | None, fmt: ExportFormat, output: str | None, out: Terminal, *, raw: bool
+) -> int:
+    text = export_text(store, store.resolve_session(ref), fmt, raw=raw)
     if output is None:
         out.write(text)
         return 0
@@ -92,30 +96,22 @@ def cmd_export(store: HistoryStore, ref: str | None, fmt: ExportFormat, output: 
     return 0
 
 
-def cmd_import(store: HistoryStore, file: str, out: TextIO) -> int:
-    try:
-        data: Any = json.loads(Path(file).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"cannot read {file}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise UsageError(f"{file} is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise UsageError(f"{file} is not a tractui session export")
-    session_id = store.import_session(data)
+def cmd_import(store: HistoryStore, file: str, out: Terminal) -> int:
+    session_id = store.import_session(read_export(Path(file)))
     out.write(f"imported session {session_id}\n")
     return 0
 
 
-def run_history_command(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
+def run_history_command(args: argparse.Namespace, *, out: Terminal, err: Terminal) -> int:
     """Run the history command ``args`` names (parsed by ``tractui.cli.main``)."""
     try:
         with HistoryStore(history_path()) as store:
             if args.command == "sessions":
                 return cmd_sessions(store, out)
             if args.command == "log":
-                return cmd_log(store, args.session, out, tty=out.isatty())
+                return cmd_log(store, args.session, out)
             if args.command == "export":
-                return cmd_export(store, args.session, args.format, args.output, out)
+                return cmd_export(store, args.session, args.format, args.output, out, raw=args.raw)
             return cmd_import(store, args.file, out)
     except (UsageError, StoreError) as exc:
         err.write(f"tractui: {exc}\n")

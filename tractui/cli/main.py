@@ -12,6 +12,7 @@ import sys
 from typing import NoReturn, TextIO
 
 from tractui import __version__
+from tractui.cli.terminal import Terminal
 from tractui.config.options import CliOptions
 from tractui.errors import UsageError
 
@@ -67,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("session", nargs="?", help="session id or unique prefix (default: latest)")
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    export.add_argument(
+        "--raw", action="store_true", help="markdown: keep control characters as they are (default: shown as codes)"
+    )
     imp = sub.add_parser("import", help="load a session exported as JSON")
     imp.add_argument("file", metavar="FILE")
     mcp = sub.add_parser("mcp", help="MCP servers: list their state and tools, or import another client's config")
@@ -102,8 +106,11 @@ def parse_options(argv: list[str]) -> CliOptions:
 
 
 def main(argv: list[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    err = err or sys.stderr
+    terminal_out, terminal_err = Terminal(out or sys.stdout), Terminal(err or sys.stderr)
+    return _run(argv, terminal_out, terminal_err)
+
+
+def _run(argv: list[str] | None, out: Terminal, err: Terminal) -> int:
     parser = build_parser()
     try:
         args, extra = parser.parse_known_args(sys.argv[1:] if argv is None else argv)

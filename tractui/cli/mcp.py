@@ -11,9 +11,8 @@ import argparse
 import asyncio
 import json
 from pathlib import Path
-from typing import TextIO
 
-from tractui.cli.print_mode import inert
+from tractui.cli.terminal import Terminal, one_line
 from tractui.config.app_config import app_config_path, load_app_config, save_app_config
 from tractui.config.mcp import import_mcp_servers
 from tractui.errors import ProfileError, UsageError, UserError
@@ -24,7 +23,7 @@ from tractui.tools.toolbox import Toolbox
 SETTLE = 60.0  # seconds to wait for every server to come up (or fail)
 
 
-def run_mcp_command(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> int:
+def run_mcp_command(args: argparse.Namespace, *, out: Terminal, err: Terminal) -> int:
     try:
         match args.action:
             case "list":
@@ -38,7 +37,7 @@ def run_mcp_command(args: argparse.Namespace, *, out: TextIO, err: TextIO) -> in
         return 2
 
 
-async def _list(out: TextIO) -> int:
+async def _list(out: Terminal) -> int:
     app = load_app_config()
     if not app.mcp.servers:
         out.write(
@@ -60,21 +59,21 @@ async def _list(out: TextIO) -> int:
     return 0 if all(c.state == "ready" for c in box.connections.values()) else 1
 
 
-def _print(box: Toolbox, out: TextIO) -> None:
+def _print(box: Toolbox, out: Terminal) -> None:
     for name, connection in box.connections.items():
         config = connection.config
         where = f"{config.command} {' '.join(config.args)}".strip() if config.command else str(config.url)
         state = connection.state if connection.state != "starting" else f"still starting after {SETTLE:g} s"
-        reason = f": {inert(connection.reason)}" if connection.reason else ""
-        out.write(f"{name}  {state}{reason}  ({inert(where)})\n")
+        reason = f": {one_line(connection.reason)}" if connection.reason else ""
+        out.write(f"{name}  {state}{reason}  ({one_line(where)})\n")
         for tool in connection.tools:
             mark = "  " if box.offered(name, tool.name) else "- "
             allowed = "  [always allowed]" if config.allowed.get(tool.name) else ""
             summary = " ".join((tool.description or "").split())[:90]
-            out.write(f"  {mark}{inert(box.names.name_for(name, tool.name))}  {inert(summary)}{allowed}\n")
+            out.write(f"  {mark}{one_line(box.names.name_for(name, tool.name))}  {summary}{allowed}\n")
 
 
-def _import(path: Path, *, replace: bool, out: TextIO) -> int:
+def _import(path: Path, *, replace: bool, out: Terminal) -> int:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:

@@ -8,11 +8,11 @@ The reply is written to the same history as the app, so ``-c`` continues it.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from dataclasses import dataclass, field
-from typing import Any, TextIO, assert_never
+from typing import Any, assert_never
 
+from tractui.cli.terminal import Terminal, one_line
 from tractui.config.options import CliOptions
 from tractui.config.paths import history_path
 from tractui.config.startup import resolve_startup
@@ -34,13 +34,14 @@ from tractui.core.events import (
     ToolCallState,
     UsageEvent,
 )
+from tractui.core.inert import json_text
 from tractui.errors import StoreError, UserError
 from tractui.providers.demo import DemoProvider
 from tractui.store.history import HistoryStore
 from tractui.tools.setup import build_toolbox
 from tractui.tools.toolbox import Toolbox
 
-DIM_ITALIC, DIM, RESET = "\x1b[2;3m", "\x1b[2m", "\x1b[0m"
+DIM_ITALIC, DIM = "\x1b[2;3m", "\x1b[2m"
 EXIT_OK, EXIT_PROVIDER, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
@@ -54,23 +55,23 @@ class _Outcome:
 class _Printer:
     """Streams answer text to ``out`` and thinking to ``err``, keeping each stream's line endings tidy."""
 
-    def __init__(self, out: TextIO, err: TextIO, *, show_thinking: bool, quiet: bool) -> None:
+    def __init__(self, out: Terminal, err: Terminal, *, show_thinking: bool, quiet: bool) -> None:
         self.out, self.err = out, err
         self.show_thinking = show_thinking and not quiet
         self.quiet = quiet
-        self.err_tty = err.isatty()
         self.thinking_open = False
         self.out_last = "\n"
 
     def note(self, text: str) -> None:
         self.close_thinking()
-        self.err.write(f"{DIM}{text}{RESET}\n" if self.err_tty else f"{text}\n")
+        self.err.styled(DIM, text)
+        self.err.write("\n")
         self.err.flush()
 
     def thinking(self, text: str) -> None:
         if not self.show_thinking:
             return
-        self.err.write(f"{DIM_ITALIC}{text}{RESET}" if self.err_tty else text)
+        self.err.styled(DIM_ITALIC, text)
         self.err.flush()
         self.thinking_open = True
 
@@ -181,12 +182,12 @@ def _tool_line(state: ToolCallState, conv: Conversation, printer: _Printer, outc
         case "waiting":
             return
         case "running":
-            printer.note(f"tool {name} {inert(call.arguments if call else '')}")
+            printer.note(f"tool {name} {one_line(call.arguments if call else '')}")
             return
         case _:
-            result = " ".join(state.result.split())
+            result = one_line(state.result)
             shown = result if len(result) <= 200 else result[:199] + "…"
-            printer.note(f"tool {name} → {state.status} ({state.duration:.2f} s): {inert(shown)}")
+            printer.note(f"tool {name} → {state.status} ({state.duration:.2f} s): {shown}")
     outcome.tools.append(
         {
             "id": state.call_id,
@@ -200,14 +201,9 @@ def _tool_line(state: ToolCallState, conv: Conversation, printer: _Printer, outc
     )
 
 
-def inert(text: str) -> str:
-    """Untrusted text for a terminal line: control characters shown as their code, never acted on."""
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
-
-
-def run_print(options: CliOptions, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    err = err or sys.stderr
+def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal | None = None) -> int:
+    out = out or Terminal(sys.stdout)
+    err = err or Terminal(sys.stderr)
     prompt = options.prompt or ""
     if not prompt.strip():
         err.write("tractui: -p needs a prompt\n")
@@ -249,6 +245,8 @@ def run_print(options: CliOptions, *, out: TextIO | None = None, err: TextIO | N
         printer = _Printer(
             out, err, show_thinking=startup.settings.view.reasoning_include_in_response, quiet=options.json
         )
+        for warning in startup.warnings:
+            printer.note(f"warning: {warning}")
         if options.continue_ and session_id is None:
             printer.note("no earlier session to continue; starting a new one")
         outcome = _Outcome()
@@ -257,8 +255,11 @@ def run_print(options: CliOptions, *, out: TextIO | None = None, err: TextIO | N
         except KeyboardInterrupt:
             outcome.interrupted = True
         if options.json:
-            out.write(json.dumps(result_json(conv, outcome), ensure_ascii=False) + "\n")
+            out.write(json_text(result_json(conv, outcome)) + "\n")
             out.flush()
+        if not conv.write_unsaved():
+            err.write(f"tractui: the reply is not in the history: {conv.unsaved}\n")
+            return EXIT_INTERRUPTED if outcome.interrupted else EXIT_PROVIDER
         if outcome.interrupted:
             err.write(f"tractui: interrupted; the partial reply is kept in session {conv.session_id}\n")
             return EXIT_INTERRUPTED

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field
 
-from tractui.config.files import toml_message, validated, write_private
+from tractui.config.files import parse_toml, validated, write_private
 from tractui.config.mcp import McpConfig
 from tractui.config.paths import config_dir as default_config_dir
 from tractui.errors import ProfileError
@@ -38,13 +37,11 @@ def load_app_config(config_dir: Path | None = None) -> AppConfig:
     path = app_config_path(config_dir)
     try:
         text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
     except FileNotFoundError:
         return AppConfig()
-    except tomllib.TOMLDecodeError as err:
-        raise ProfileError(f"{path}: {toml_message(err, text)}") from None
     except (OSError, UnicodeDecodeError) as err:
         raise ProfileError(f"{path}: cannot read ({err})") from None
+    data = parse_toml(text, path)
     return validated(lambda: AppConfig(**data), str(path))
 
 

@@ -7,13 +7,15 @@ import tempfile
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from tractui.core.nesting import nesting_depth
 from tractui.errors import ProfileError, SettingError
 
 T = TypeVar("T")
+MAX_DEPTH = 32  # settings nest four levels; a deeper file is not a tractui file
 
 
 def write_private(path: Path, text: str) -> None:
@@ -52,3 +54,16 @@ def toml_message(err: tomllib.TOMLDecodeError, text: str) -> str:
     if "(at end of document)" in message:
         message = message.replace("(at end of document)", f"(at end of document, line {len(text.splitlines())})")
     return message
+
+
+def parse_toml(text: str, path: Path) -> dict[str, Any]:
+    """``text`` (the contents of ``path``) as TOML; broken or absurdly nested input is one ``ProfileError`` line."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ProfileError(f"{path}: {toml_message(err, text)}") from None
+    except RecursionError:  # tomllib parses inline tables and arrays recursively
+        raise ProfileError(f"{path}: nested more than {MAX_DEPTH} levels deep") from None
+    if nesting_depth(data, MAX_DEPTH) > MAX_DEPTH:
+        raise ProfileError(f"{path}: nested more than {MAX_DEPTH} levels deep")
+    return data

@@ -10,7 +10,6 @@ atomically (temp file + rename) and readable by the owner only.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -18,7 +17,7 @@ from typing import Any, Literal
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from tractui.config.files import toml_message, validated, write_private
+from tractui.config.files import parse_toml, validated, write_private
 from tractui.config.paths import config_dir as default_config_dir
 from tractui.config.paths import shipped_dir
 from tractui.core.settings import Settings, closest, parse_value, spec_for
@@ -219,11 +218,9 @@ def read_profile(path: Path, name: str) -> Profile:
     """Parse and validate one profile file; every error names the file and the line or key."""
     try:
         text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise ProfileError(f"{path}: {toml_message(err, text)}") from None
     except (OSError, UnicodeDecodeError) as err:
         raise ProfileError(f"{path}: cannot read ({err})") from None
+    data = parse_toml(text, path)
     warnings: list[str] = []
     for key in data:
         if key not in FIELDS and key not in ("name", "mcp_servers"):

@@ -38,7 +38,8 @@ class Startup:
     settings: Settings
     profile_name: str | None
     theme: str | None
-    notices: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # everything to tell the user at start (the app shows all)
+    warnings: list[str] = field(default_factory=list)  # of those, problems in the user's files (print mode shows these)
     mcp: McpConfig = field(default_factory=McpConfig)  # config.toml's MCP servers
     mcp_servers: tuple[str, ...] | None = None  # the profile's choice among them; all when None
 
@@ -49,7 +50,7 @@ def resolve_startup(
     """Resolve what the command line chose into what the run starts with."""
     store = store or ProfileStore(config_dir)
     app = load_app_config(config_dir)
-    notices = [f"config.toml: unknown key '{key}' ignored" for key in app.unknown_keys]
+    warnings = [f"config.toml: unknown key '{key}' ignored" for key in app.unknown_keys]
     name, provider = options.profile, options.provider
     profile: Profile | None = None
     if name:
@@ -58,9 +59,10 @@ def resolve_startup(
         try:
             profile = store.load(app.default_profile)
         except ProfileError as err:
-            notices.append(f"default profile not loaded, using the demo: {err}")
+            warnings.append(f"default profile not loaded, using the demo: {err}")
     if profile is not None:
-        notices.extend(profile.warnings)
+        warnings.extend(profile.warnings)
+    notices = list(warnings)
 
     config = _config(profile, provider, options)
     settings = profile.make_settings() if profile is not None else Settings()
@@ -77,8 +79,10 @@ def resolve_startup(
     servers = profile.mcp_servers if profile is not None else None
     for name in servers or ():
         if name not in app.mcp.servers:
-            notices.append(f"profile {profile.name if profile else ''}: no MCP server '{name}' in config.toml")
-    return Startup(config, settings, profile.name if profile else None, app.theme, notices, app.mcp, servers)
+            warning = f"profile {profile.name if profile else ''}: no MCP server '{name}' in config.toml"
+            warnings.append(warning)
+            notices.append(warning)
+    return Startup(config, settings, profile.name if profile else None, app.theme, notices, warnings, app.mcp, servers)
 
 
 def missing_key_notice(config: ProviderConfig) -> str | None:

@@ -30,7 +30,7 @@ from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.core.urls import public_url
-from tractui.errors import ConversationError
+from tractui.errors import ConversationError, StoreError
 from tractui.providers import make_provider
 from tractui.providers.thinking_back import current_turn_start
 from tractui.providers.transport import Provider, ProviderConfig, unreadable
@@ -84,6 +84,8 @@ class Conversation:
         self._in_turn = False
         self._tool_tokens: tuple[str, int] | None = None  # the definitions' text and its count
         self._offered: list[ToolSpec] = []  # what the last request offered
+        self._unsaved: ReplyWriter | None = None  # a finished reply the store could not take (disk full)
+        self._told_unsaved = False  # said once per spell of failed writes
 
     # -- sessions ----------------------------------------------------------
     def new_session(self) -> None:
@@ -149,24 +151,75 @@ class Conversation:
             raise ConversationError("nothing to send: the message is empty")
         if self.streaming:
             raise ConversationError("a reply is already streaming; cancel it first")
-        user = self.store.append(self._session(), "user", Content.human(text), profile=self.profile_name)
+        if (saved := self._write_unsaved()) is not None:
+            yield saved
+            if isinstance(saved, StreamError):
+                return
+        try:
+            user = self.store.append(self._session(), "user", Content.human(text), profile=self.profile_name)
+        except StoreError as exc:
+            yield _not_sent(exc)
+            return
         async for event in self._turn(user.id):
             yield event
 
     async def retry(self) -> AsyncIterator[TurnEvent]:
         """Answer the last user message again on a sibling branch; the old answer stays reachable."""
+        if (saved := self._write_unsaved()) is not None:
+            yield saved
+            if isinstance(saved, StreamError):
+                return
         user = self._last_user()
         async for event in self._turn(user.id):
             yield event
+
+    def _write_unsaved(self) -> Notice | StreamError | None:
+        """Before the next turn, write the reply the store could not take; if it still cannot, nothing is sent
+        (the history must not skip a reply the user saw)."""
+        writer = self._unsaved
+        if writer is None:
+            return None
+        if not writer.write_unsaved():
+            assert writer.unsaved is not None
+            return _not_sent(writer.unsaved)
+        self._unsaved, self._told_unsaved = None, False
+        return Notice("the history can be written again: the reply kept in memory is now saved")
+
+    def _unsaved_notice(self, writer: ReplyWriter) -> Notice | None:
+        if writer.unsaved is None or self._told_unsaved:
+            return None
+        self._told_unsaved = True
+        return Notice(
+            f"the history cannot be written ({writer.unsaved}); the reply goes on, kept in memory, "
+            "and is written once there is room"
+        )
+
+    @property
+    def unsaved(self) -> StoreError | None:
+        """Why the last reply is not in the history (the store could not be written), or None."""
+        return self._unsaved.unsaved if self._unsaved is not None else None
+
+    def write_unsaved(self) -> bool:
+        """Try once more to write a reply the store could not take; whether the history is complete now."""
+        self._write_unsaved()
+        return self._unsaved is None
 
     async def edit_last(self, text: str) -> AsyncIterator[TurnEvent]:
         """Resend an edited last user message as a new branch beside the original."""
         if not text.strip():
             raise ConversationError("nothing to send: the message is empty")
+        if (saved := self._write_unsaved()) is not None:
+            yield saved
+            if isinstance(saved, StreamError):
+                return
         old = self._last_user()
-        user = self.store.append(
-            old.session_id, "user", Content.human(text), parent_id=old.parent_id, profile=self.profile_name
-        )
+        try:
+            user = self.store.append(
+                old.session_id, "user", Content.human(text), parent_id=old.parent_id, profile=self.profile_name
+            )
+        except StoreError as exc:
+            yield _not_sent(exc)
+            return
         async for event in self._turn(user.id):
             yield event
 
@@ -216,6 +269,9 @@ class Conversation:
                 try:
                     async for state in round_.run(calls):
                         yield state
+                except StoreError as exc:  # a tool's result cannot be stored: the loop cannot go on
+                    yield StreamError(kind="storage", message=f"the history cannot be written ({exc}); tools stopped")
+                    return
                 finally:
                     self._round = None
                 if round_.cancelled:
@@ -369,6 +425,8 @@ class Conversation:
                 yield event
                 if time.monotonic() - writer.last_flush >= FLUSH_INTERVAL:
                     writer.flush(assembler)
+                if (told := self._unsaved_notice(writer)) is not None:
+                    yield told
         except (asyncio.CancelledError, GeneratorExit):
             self._cancelled = True
             raise
@@ -378,6 +436,14 @@ class Conversation:
             self._producer = None
             self._streaming_parent = None
             self._finish(writer, assembler, basis)
+            if writer.unsaved is not None:
+                self._unsaved = writer
+        if writer.unsaved is not None:
+            if (told := self._unsaved_notice(writer)) is not None:
+                yield told
+        elif self._told_unsaved:  # room again before the reply ended: all of it is written
+            self._told_unsaved = False
+            yield Notice("the history can be written again: the whole reply is saved")
 
     def _finish(self, writer: ReplyWriter, assembler: MessageAssembler, basis: dict[str, Any] | None) -> None:
         error = assembler.error
@@ -454,6 +520,13 @@ class Conversation:
             chain = self.store.chain(self.session_id or "", head=parent)
             cached = self._before_reply = ((self.session_id, parent), chain, merge_commits(chain))
         return cached[1], cached[2]
+
+
+def _not_sent(exc: StoreError) -> StreamError:
+    return StreamError(
+        kind="storage",
+        message=f"the history cannot be written ({exc}): your message was not sent; free some space and send it again",
+    )
 
 
 def without_earlier_thinking(messages: list[Content]) -> list[Content]:

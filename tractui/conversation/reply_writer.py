@@ -1,4 +1,9 @@
-"""Writes a streaming reply to the store as it arrives, so a killed process leaves a readable partial reply."""
+"""Writes a streaming reply to the store as it arrives, so a killed process leaves a readable partial reply.
+
+A store that cannot be written (the disk is full) does not stop the reply:
+the writer keeps it in memory, records why in ``unsaved``, and every later
+flush (and ``write_unsaved``) tries again from the full reply.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from typing import Any
 
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content, ThinkingBlock, Usage
+from tractui.errors import StoreError
 from tractui.store.history import Commit, HistoryStore, Status
 
 
@@ -40,6 +46,8 @@ class ReplyWriter:
         self._split = 0
         self._version = -1
         self.last_flush = time.monotonic()
+        self.unsaved: StoreError | None = None  # why the last flush could not write; None once written
+        self._final: tuple[MessageAssembler, Status, Usage | None, dict[str, Any] | None] | None = None
 
     def _commit_kwargs(self) -> dict[str, Any]:
         return {"provider": self.stamps["provider"], "model": self.stamps["model"], "profile": self.profile}
@@ -54,9 +62,34 @@ class ReplyWriter:
         metadata: dict[str, Any] | None = None,
     ) -> None:
         self.last_flush = time.monotonic()
-        if assembler.version == self._version and not final:
+        if final:
+            self._final = (assembler, status, usage, metadata)
+        if assembler.version == self._version and not final and self.unsaved is None:
+            return
+        try:
+            self._write(assembler, status, final=final, usage=usage, metadata=metadata)
+        except StoreError as exc:
+            self.unsaved = exc
             return
         self._version = assembler.version
+        self.unsaved = None
+
+    def write_unsaved(self) -> bool:
+        """Try again to write a finished reply whose last write failed; whether it is written now."""
+        if self.unsaved is not None and self._final is not None:
+            assembler, status, usage, metadata = self._final
+            self.flush(assembler, status=status, final=True, usage=usage, metadata=metadata)
+        return self.unsaved is None
+
+    def _write(
+        self,
+        assembler: MessageAssembler,
+        status: Status,
+        *,
+        final: bool,
+        usage: Usage | None,
+        metadata: dict[str, Any] | None,
+    ) -> None:
         content = assembler.content(metadata=self.stamps)
         blocks = list(content.blocks)
         if self.assistant is None:

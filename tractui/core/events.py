@@ -120,6 +120,7 @@ ErrorKind = Literal[
     "cut",
     "protocol",
     "cancelled",
+    "storage",  # the history could not be written (disk full): the message was not sent
 ]
 
 

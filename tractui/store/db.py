@@ -1,13 +1,17 @@
-"""Opening the history database: WAL, a busy timeout, owner-only files, migrations.
+"""Opening the history database: an integrity check, WAL, a busy timeout, owner-only files, migrations.
 
-Every failure to open (corrupt file, lock held too long, unwritable folder)
-becomes a ``StoreError`` whose one-line message names the file; nothing here
-ever deletes or rewrites a database it could not read.
+Every failure to open (damaged pages, corrupt file, lock held too long,
+unwritable folder) becomes a ``StoreError`` whose one-line message names the
+file; nothing here ever deletes or rewrites a database it could not read. An
+existing file is checked read-only (``PRAGMA quick_check``) before it is
+opened for writing, so a damaged one is never touched, and the message says
+how to move it aside so that the next start makes a new one beside it.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
 import sqlite3
 from pathlib import Path
 
@@ -70,6 +74,51 @@ def _prepare_file(path: Path) -> None:
     os.close(fd)
 
 
+def move_aside(path: Path) -> str:
+    """The shell command that moves ``path`` (with its WAL and shared-memory files) out of tractui's way."""
+    aside = path.with_name(path.name + ".damaged")
+    moves = [(path, aside)]
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            moves.append((side, aside.with_name(aside.name + suffix)))
+    return " && ".join(f"mv {shlex.quote(str(a))} {shlex.quote(str(b))}" for a, b in moves)
+
+
+def _damaged(path: Path, detail: str) -> StoreError:
+    return StoreError(
+        f"history database {path} is damaged ({detail}); it was left untouched. "
+        f"To start a new one beside it: {move_aside(path)}"
+    )
+
+
+def check_integrity(path: Path) -> None:
+    """``PRAGMA quick_check`` on an existing database, read-only: damage is found before anything writes.
+
+    Without a WAL file no other process has the database open, so it is read as
+    immutable (no side files are created); with one, read-only through the WAL.
+    """
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    wal = path.with_name(path.name + "-wal").exists()
+    uri = f"{path.resolve().as_uri()}?{'mode=ro' if wal else 'immutable=1'}"
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error:
+        return  # not openable read-only (a folder without access): the read-write open says why
+    try:
+        rows = conn.execute("PRAGMA quick_check(1)").fetchall()
+    except sqlite3.DatabaseError as exc:
+        text = str(exc)
+        if "not a database" in text or "malformed" in text:
+            raise _damaged(path, text) from None
+        return  # locked, or unreadable for another reason: the read-write open says why
+    finally:
+        conn.close()
+    if rows != [("ok",)]:
+        raise _damaged(path, " ".join(str(rows[0][0]).split()) if rows else "quick_check found problems")
+
+
 def _explain(exc: sqlite3.Error) -> str:
     text = str(exc)
     if "not a database" in text or "malformed" in text:
@@ -85,6 +134,7 @@ def connect(path: Path) -> sqlite3.Connection:
     """Open (creating if needed) and migrate the database at ``path``."""
     path = Path(path)
     _prepare_folder(path.parent, path)
+    check_integrity(path)
     _prepare_file(path)
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)

@@ -6,11 +6,11 @@ turn a session into a file.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Literal
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
+from tractui.core.inert import inert, json_text
 from tractui.core.urls import public_url
 from tractui.store.compile import compacted_ids
 from tractui.store.history import HistoryStore
@@ -19,11 +19,13 @@ ExportFormat = Literal["md", "json"]
 FORMATS: tuple[ExportFormat, ...] = ("md", "json")
 
 
-def export_text(store: HistoryStore, session_id: str, fmt: ExportFormat) -> str:
-    """The session in ``fmt``: JSON keeps every branch, Markdown the current one."""
+def export_text(store: HistoryStore, session_id: str, fmt: ExportFormat, *, raw: bool = False) -> str:
+    """The session in ``fmt``: JSON keeps every branch (losslessly, with no raw control characters),
+    Markdown the current one, its control characters shown as codes unless ``raw``."""
     if fmt == "json":
-        return json.dumps(_public(store.export_session(session_id)), ensure_ascii=False, indent=1) + "\n"
-    return export_markdown(store, session_id)
+        return json_text(_public(store.export_session(session_id)), indent=1) + "\n"
+    text = export_markdown(store, session_id)
+    return text if raw else inert(text)
 
 
 def _public(data: Any) -> Any:
@@ -36,7 +38,11 @@ def _public(data: Any) -> Any:
 
 
 def format_time(ts: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+    """``ts`` as local time; a time no clock could hold (left by another tool) as ``?``."""
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+    except (OverflowError, OSError, ValueError):
+        return "?"
 
 
 def usage_text(usage: Usage | None) -> str:

@@ -25,13 +25,12 @@ from pydantic import TypeAdapter
 from tractui.core.content import Content, Usage
 from tractui.errors import StoreError
 from tractui.store.db import connect
+from tractui.store.imports import EXPORT_FORMAT, EXPORT_VERSION, check_export
 
 Kind = Literal["user", "reasoning", "assistant", "tool", "summary", "system"]
 Status = Literal["complete", "interrupted", "error"]
 KINDS: tuple[str, ...] = ("user", "reasoning", "assistant", "tool", "summary", "system")
 STATUSES: tuple[str, ...] = ("complete", "interrupted", "error")
-EXPORT_FORMAT = "tractui-session"
-EXPORT_VERSION = 1
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _id_lock = threading.Lock()
@@ -181,7 +180,8 @@ class HistoryStore:
                 yield conn
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # SQLite has already rolled back after SQLITE_FULL and the like
+                    conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
             raise StoreError(f"cannot write history database {self.path}: {exc}") from None
@@ -218,7 +218,7 @@ class HistoryStore:
                 """
                 WITH RECURSIVE chain(id, parent_id, kind, model) AS (
                     SELECT id, parent_id, kind, model FROM commits WHERE id = ?
-                    UNION ALL
+                    UNION  -- not UNION ALL: a parent cycle ends when a commit comes round again
                     SELECT c.id, c.parent_id, c.kind, c.model FROM commits c JOIN chain ON c.id = chain.parent_id
                 )
                 SELECT SUM(kind IN ('user', 'assistant', 'tool')),
@@ -392,9 +392,11 @@ class HistoryStore:
         ).fetchall()
         by_id = {row[0]: row for row in rows}
         picked: list[tuple[Any, ...]] = []
+        seen: set[str] = set()
         current: str | None = start
-        while current is not None and (row := by_id.get(current)) is not None:
+        while current is not None and current not in seen and (row := by_id.get(current)) is not None:
             picked.append(row)
+            seen.add(current)  # a parent cycle (left by another tool) ends the chain instead of looping
             current = row[1]
         picked.reverse()
         return _rows_to_commits(picked)
@@ -434,51 +436,34 @@ class HistoryStore:
             "commits": [c.to_json() for c in self.commits(session_id)],
         }
 
-    def import_session(self, data: dict[str, Any]) -> str:
+    def import_session(self, data: Any) -> str:
         """Load an export back; refuses (changing nothing) a malformed file or a session already present."""
-        try:
-            if data.get("format") != EXPORT_FORMAT:
-                raise ValueError("not a tractui session export")
-            if data.get("version") != EXPORT_VERSION:
-                raise ValueError(f"unsupported export version {data.get('version')}")
-            meta = data["session"]
-            sid = str(meta["id"])
-            created, updated = float(meta["created_at"]), float(meta["updated_at"])
-            commits = [
-                Commit(
-                    id=str(c["id"]),
-                    parent_id=c["parent_id"],
-                    session_id=sid,
-                    kind=c["kind"],
-                    content=Content.model_validate(c["content"]),
-                    usage=Usage.model_validate(c["usage"]) if c.get("usage") else None,
-                    provider=c.get("provider"),
-                    model=c.get("model"),
-                    profile=c.get("profile"),
-                    created_at=float(c["created_at"]),
-                    status=c.get("status", "complete"),
-                    metadata=dict(c.get("metadata") or {}),
-                )
-                for c in data["commits"]
-            ]
-            ids = {c.id for c in commits}
-            for c in commits:
-                if c.kind not in KINDS or c.status not in STATUSES:
-                    raise ValueError(f"commit {c.id} has an unknown kind or status")
-                if c.parent_id is not None and c.parent_id not in ids:
-                    raise ValueError(f"commit {c.id} points to a missing parent")
-            if meta.get("head") is not None and meta["head"] not in ids:
-                raise ValueError("the session head is not one of its commits")
-        except KeyError as exc:
-            raise StoreError(f"cannot import: missing field {exc}") from None
-        except (TypeError, ValueError) as exc:
-            raise StoreError(f"cannot import: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        export = check_export(data)
+        meta = export.session
+        sid = meta.id
+        commits = [
+            Commit(
+                id=c.id,
+                parent_id=c.parent_id,
+                session_id=sid,
+                kind=c.kind,
+                content=c.content,
+                usage=c.usage,
+                provider=c.provider,
+                model=c.model,
+                profile=c.profile,
+                created_at=c.created_at,
+                status=c.status,
+                metadata=c.metadata,
+            )
+            for c in export.commits
+        ]
         if self.session(sid) is not None:
             raise StoreError(f"session {sid} is already in {self.path}")
         statements: list[tuple[str, tuple[Any, ...]]] = [
             (
                 "INSERT INTO sessions (id, created_at, updated_at, head, title) VALUES (?, ?, ?, ?, ?)",
-                (sid, created, updated, meta.get("head"), str(meta.get("title", ""))),
+                (sid, meta.created_at, meta.updated_at, meta.head, meta.title),
             )
         ]
         statements += [self._insert(c) for c in commits]
