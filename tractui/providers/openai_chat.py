@@ -297,7 +297,7 @@ class OpenAIChatProvider(Provider):
             if message.speaker == "system":
                 out.append({"role": "system", "content": message.text})
             elif message.speaker == "human":
-                out.append({"role": "user", "content": message.text})
+                _user(out, message.text)
             elif message.speaker == "tool":
                 out.extend(
                     {"role": "tool", "tool_call_id": b.tool_call_id, "content": b.content}
@@ -316,6 +316,17 @@ class OpenAIChatProvider(Provider):
                     _assistant(message, field_name if send_field else None, field_name, settings.view.reasoning_enabled)
                 )
         return out
+
+
+def _user(out: list[dict[str, Any]], text: str) -> None:
+    """A user message, joined to the one before it when that is a user message too: strict chat
+    templates (vLLM, llama.cpp) refuse roles that do not alternate, and a history can hold two in a
+    row (a compaction summary then the kept question; a question whose failed reply was dropped)."""
+    last = out[-1] if out else None
+    if last is not None and last["role"] == "user" and isinstance(last["content"], str):
+        last["content"] = f"{last['content']}\n\n{text}"
+    else:
+        out.append({"role": "user", "content": text})
 
 
 def _tool_calls(calls: list[ToolCallBlock]) -> list[dict[str, Any]]:
