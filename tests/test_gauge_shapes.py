@@ -38,3 +38,19 @@ async def test_a_strict_template_accepts_the_request_after_a_failed_reply(store,
     stats = await run(conv, server, turns=5)
     assert server.refusals == []
     assert stats.answered == 4
+
+
+@pytest.mark.parametrize(("include", "enabled"), [(False, True), (True, True), (False, False), (True, False)])
+async def test_a_tool_call_that_was_not_offered_never_leaves_the_history_invalid(store, loopback, include, enabled):
+    """A server thinking by default (``reasoning.enabled`` false sends no switch on ``mode auto``)
+    calls a tool nobody offered: the call is answered as an error and its reasoning goes back with it."""
+    server = loopback.default = ModelServer(
+        strict_template=True, strict_reasoning=True, thinking_words=20, unoffered_call={2}
+    )
+    settings = settings_for(8000, **{"reasoning.includeInContext": include, "reasoning.enabled": enabled})
+    conv = conversation(store, loopback, settings, "openai")
+    stats = await run(conv, server, turns=4)
+    assert server.refusals == []
+    assert stats.answered == 4
+    results = [c for c in conv.history() if c.kind == "tool"]
+    assert len(results) == 1 and results[0].content.blocks[0].is_error

@@ -25,7 +25,7 @@ from tractui.core.events import (
     ToolCallDelta,
     UsageEvent,
 )
-from tractui.core.reasoning import map_effort, thinking_to_reasoning_field
+from tractui.core.reasoning import THOUGHT, map_effort, thinking_to_reasoning_field
 from tractui.core.settings import Settings
 from tractui.core.tags import ThinkTagExtractor, tag_pairs
 from tractui.core.tools import ToolSpec
@@ -353,8 +353,9 @@ def _with_think_tags(message: Content, *, every: bool = False) -> str:
 
 def _assistant(message: Content, send_as: str | None, field_name: str, thinking_on: bool) -> dict[str, Any]:
     """An earlier turn's message: thinking in ``send_as`` when the policy sends it. A message that
-    called tools always has the field while thinking is on (empty when the policy keeps its
-    thinking back): Kimi and DeepSeek refuse a history with a tool-call message without it."""
+    called tools always has the field while thinking is on, or when it was made with thinking (empty
+    when the policy keeps its thinking back): Kimi and DeepSeek refuse a history with a tool-call
+    message without it, also when they think by default and the request did not ask."""
     calls = message.tool_calls
     text = message.text
     entry: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
@@ -364,7 +365,7 @@ def _assistant(message: Content, send_as: str | None, field_name: str, thinking_
         if thought:
             entry[send_as] = thought
     if calls:
-        if thinking_on and field_name not in entry:
+        if (thinking_on or message.metadata.get(THOUGHT)) and field_name not in entry:
             entry[field_name] = ""
         entry["tool_calls"] = _tool_calls(calls)
     return entry
