@@ -33,7 +33,7 @@ from typing import Any, Literal
 from loopback import Reply, Request, encode_sse, error
 
 from tractui.conversation.compaction import prompt
-from tractui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
+from tractui.core.tokens import MESSAGE_OVERHEAD, TokenCounter, get_encoding
 
 COUNTER = TokenCounter("loopback-model")
 ALTERNATE = "Conversation roles must alternate user/assistant/user/assistant/..."
@@ -46,7 +46,9 @@ ANTHROPIC_TOO_LONG = (
     "decrease input length or `max_tokens` and try again"
 )
 MISSING_REASONING = "Missing `reasoning_content` field in the assistant message at message index {i}"
-UNANSWERED = "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'"
+UNANSWERED = (
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'"
+)
 VOCABULARY = (
     "parser lexer token module config cache index the a of to and for with file function returns value test "
     "error fixes build path user data request stream buffer queue thread"
@@ -64,11 +66,9 @@ def words(n: int, seed: int) -> str:
 
 
 def first_tokens(text: str, budget: int) -> str:
-    """The longest word prefix of ``text`` within ``budget`` tokens."""
-    out = text.split(" ")
-    while out and COUNTER.count(" ".join(out)) > budget:
-        out.pop()
-    return " ".join(out)
+    """The first ``budget`` tokens of ``text``."""
+    encoding = get_encoding(COUNTER.encoding_name)
+    return encoding.decode(encoding.encode_ordinary(text)[: max(0, budget)])
 
 
 def _text(content: Any) -> str:
@@ -144,7 +144,11 @@ class ModelServer:
         total = COUNTER.count(system) + MESSAGE_OVERHEAD if system else 0
         messages = body["messages"]
         human = max(
-            (i for i, m in enumerate(messages) if m["role"] == "user" and any(b["type"] == "text" for b in m["content"])),
+            (
+                i
+                for i, m in enumerate(messages)
+                if m["role"] == "user" and any(b["type"] == "text" for b in m["content"])
+            ),
             default=-1,
         )
         for i, message in enumerate(messages):
@@ -222,7 +226,8 @@ class ModelServer:
             self.summaries.append(body)
             thinking, text = "", SUMMARY
             if self.summary_thinks and not self.thinking_off(body):
-                thinking = first_tokens(words(self.summary_thinks * 2, 7), min(self.summary_thinks, completion))
+                budget = min(self.summary_thinks, completion)
+                thinking = first_tokens(words(budget * 2, 7), budget)
                 text = first_tokens(SUMMARY, completion - COUNTER.count(thinking))
             return self.reply(body, prompt_tokens, text, thinking, [])
         self.chat.append(body)

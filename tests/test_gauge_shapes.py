@@ -54,3 +54,32 @@ async def test_a_tool_call_that_was_not_offered_never_leaves_the_history_invalid
     assert stats.answered == 4
     results = [c for c in conv.history() if c.kind == "tool"]
     assert len(results) == 1 and results[0].content.blocks[0].is_error
+
+
+async def test_a_summariser_that_thinks_by_default_never_leaves_the_conversation_stuck(store, loopback):
+    server = loopback.default = ModelServer(summary_thinks=400)
+    conv = conversation(store, loopback, settings_for(2000, **{"max-tokens": 500}), "openai")
+    stats = await run(conv, server, turns=30)
+    assert stats.compactions >= 1
+    assert stats.blocked == 0 and server.refusals == []
+    assert stats.answered == stats.turns
+
+
+async def test_thinking_is_switched_off_for_the_summary_call_where_the_protocol_has_a_switch(store, loopback):
+    server = loopback.default = ModelServer(summary_thinks=10_000)
+    settings = settings_for(2000, **{"max-tokens": 500, "reasoning.mode": "template"})
+    conv = conversation(store, loopback, settings, "openai")
+    stats = await run(conv, server, turns=20)
+    assert stats.compactions >= 1 and stats.answered == stats.turns
+    assert all(body["chat_template_kwargs"] == {"enable_thinking": False} for body in server.summaries)
+
+
+async def test_when_no_summary_can_be_written_the_oldest_turns_are_left_out_with_a_notice(store, loopback):
+    server = loopback.default = ModelServer(summary_thinks=100_000)  # thinks through any budget
+    conv = conversation(store, loopback, settings_for(2000, **{"max-tokens": 500}), "openai")
+    stats = await run(conv, server, turns=20)
+    assert stats.blocked == 0 and server.refusals == []
+    assert stats.answered == stats.turns
+    assert any("are left out of what is sent" in n for n in stats.notices)
+    first = server.chat[-1]["messages"][0]["content"]
+    assert first.startswith("[") and "were left out: no summary of them could be written" in first

@@ -17,6 +17,7 @@ from tractui.conversation.compaction.run import (
     CompactionResult,
     compact,
     compaction_count,
+    leave_out,
     resolve_summarizer,
 )
 from tractui.core.content import Content
@@ -137,9 +138,30 @@ class Preflight:
                 yield Notice(f"{self.result.message} (compacted {total}×)")
             elif self.result is not None:
                 yield Notice(self.result.message)
+                reading = self.conv.gauge(head=self.parent_id)
+                if over_limit(reading) is not None and self.result.message.startswith("compaction failed"):
+                    async for event in self._leave_out(reading, self.result.message):
+                        yield event
             reading = self.conv.gauge(head=self.parent_id)
         self.reading = reading
         self.blocked = over_limit(reading)
+
+    async def _leave_out(self, reading: ContextReading, why: str) -> AsyncIterator[StreamEvent]:
+        """No summary, and the request would not fit: the oldest turns are left out, with a notice."""
+        conv = self.conv
+        result = leave_out(
+            conv.store,
+            conv.session_id or "",
+            conv.settings,
+            conv.counter,
+            reason=why.removeprefix("compaction failed, history unchanged: "),
+            keep_budget=keep_budget(reading),
+            head=self.parent_id,
+            provenance={"provider": conv.config.provider, "model": conv.config.model, "profile": conv.profile_name},
+        )
+        if result.ok and result.commit_id is not None:
+            self.result, self.parent_id = result, result.commit_id
+        yield Notice(result.message)
 
 
 def trim_for_retry(
