@@ -49,10 +49,38 @@ MISSING_REASONING = "Missing `reasoning_content` field in the assistant message 
 UNANSWERED = (
     "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'"
 )
-VOCABULARY = (
-    "parser lexer token module config cache index the a of to and for with file function returns value test "
-    "error fixes build path user data request stream buffer queue thread"
-).split()
+VOCABULARY = [
+    "parser",
+    "lexer",
+    "token",
+    "module",
+    "config",
+    "cache",
+    "index",
+    "the",
+    "a",
+    "of",
+    "to",
+    "and",
+    "for",
+    "with",
+    "file",
+    "function",
+    "returns",
+    "value",
+    "test",
+    "error",
+    "fixes",
+    "build",
+    "path",
+    "user",
+    "data",
+    "request",
+    "stream",
+    "buffer",
+    "queue",
+    "thread",
+]
 SUMMARY = (
     "## User's goal\nBuild the parser in src/parser.py.\n## Decisions and facts established\nTokens are cached.\n"
     "## Code and file names mentioned\nsrc/parser.py, lex()\n## Open questions\nnone\n## User preferences\n"
