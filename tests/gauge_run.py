@@ -77,8 +77,20 @@ async def run(
         if last.kind == "assistant" and last.status == "complete" and last.content.text:
             stats.answered += 1
     stats.refused = len(server.refusals)
-    answered = [c for c in conv.history() if c.kind == "assistant" and c.status == "complete"]
-    for commit, counted in zip(answered, server.prompts, strict=False):
-        reading = conv.gauge(head=commit.parent_id).effective
-        stats.errors.append((reading - counted) / counted)
+    stats.errors = [
+        (reading - counted) / counted for reading, counted in zip(readings(conv), server.prompts, strict=False)
+    ]
     return stats
+
+
+def readings(conv: Conversation) -> list[int]:
+    """The gauge for each complete reply's request, read at the head it was sent under (before its reasoning)."""
+    chain = conv.history()
+    out = []
+    for index, commit in enumerate(chain):
+        if commit.kind == "assistant" and commit.status == "complete":
+            sent = index - 1
+            while chain[sent].kind == "reasoning":
+                sent -= 1
+            out.append(conv.gauge(head=chain[sent].id).effective)
+    return out

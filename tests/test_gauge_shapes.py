@@ -83,3 +83,30 @@ async def test_when_no_summary_can_be_written_the_oldest_turns_are_left_out_with
     assert any("are left out of what is sent" in n for n in stats.notices)
     first = server.chat[-1]["messages"][0]["content"]
     assert first.startswith("[") and "were left out: no summary of them could be written" in first
+
+
+SHAPES = {
+    "openai field": ("openai", {}, {"reasoning.includeInContext": True}),
+    "openai native": ("openai", {}, {"reasoning.includeInContext": True, "reasoning.format": "native"}),
+    "openai tags": ("openai", {}, {"reasoning.includeInContext": True, "reasoning.format": "tags"}),
+    "openai no usage": ("openai", {"usage": False}, {"reasoning.includeInContext": True}),
+    "anthropic field": ("anthropic", {}, {"reasoning.includeInContext": True}),
+    "anthropic native": ("anthropic", {}, {"reasoning.includeInContext": True, "reasoning.format": "native"}),
+    "anthropic summarized": ("anthropic", {"display": "summarized"}, {}),
+    "anthropic omitted": ("anthropic", {"display": "omitted"}, {}),
+    "anthropic summarized sent": (
+        "anthropic",
+        {"display": "summarized"},
+        {"reasoning.includeInContext": True, "reasoning.format": "native"},
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+async def test_the_gauge_counts_what_each_provider_shape_sends(store, loopback, shape):
+    protocol, server_options, values = SHAPES[shape]
+    server = loopback.default = ModelServer(protocol=protocol, limit=16000, thinking_words=150, **server_options)
+    conv = conversation(store, loopback, settings_for(16000, **values), protocol)
+    stats = await run(conv, server, turns=10)
+    assert stats.answered == stats.turns and stats.compactions == 0
+    assert stats.median_error <= 0.02, [round(e, 4) for e in stats.errors]

@@ -28,6 +28,7 @@ from tractui.core.events import (
 from tractui.core.reasoning import THOUGHT, map_effort, thinking_to_reasoning_field
 from tractui.core.settings import Settings
 from tractui.core.tags import ThinkTagExtractor, tag_pairs
+from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.thinking_back import current_turn_start
@@ -249,6 +250,22 @@ class OpenAIChatProvider(Provider):
         if temperature is not None:
             body["temperature"] = temperature
         return body
+
+    def thinking_tokens(
+        self, message: Content, settings: Settings, counter: TokenCounter, *, current_turn: bool
+    ) -> int:
+        """As ``_messages`` sends it: the turn in progress and the reasoning field (``field`` or
+        ``native``) carry the thinking as it is; ``tags`` wraps each block in the text."""
+        visible = counter.count_thinking(message)
+        view = settings.view
+        if current_turn or not visible:
+            return visible
+        if not view.reasoning_include_in_context:
+            return 0
+        if view.reasoning_format == "tags":
+            blocks = sum(1 for b in message.blocks if isinstance(b, ThinkingBlock) and not b.is_hidden)
+            return visible + counter.count("<think></think>\n\n") * blocks
+        return visible
 
     def _reasoning_params(self, body: dict[str, Any], settings: Settings) -> None:
         """How this server is asked to think, by ``reasoning.mode``: ``switch`` sends

@@ -140,8 +140,8 @@ class Preflight:
                 yield Notice(self.result.message)
                 reading = self.conv.gauge(head=self.parent_id)
                 if over_limit(reading) is not None and self.result.message.startswith("compaction failed"):
-                    async for event in self._leave_out(reading, self.result.message):
-                        yield event
+                    async for note in self._leave_out(reading, self.result.message):
+                        yield note
             reading = self.conv.gauge(head=self.parent_id)
         self.reading = reading
         self.blocked = over_limit(reading)
