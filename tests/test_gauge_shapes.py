@@ -9,7 +9,7 @@ mode, histories whose roles do not alternate.
 from __future__ import annotations
 
 import pytest
-from gauge_run import conversation, run, settings_for
+from gauge_run import conversation, readings, run, settings_for
 from model_server import ALTERNATE, ModelServer
 
 from tractui.store.history import HistoryStore
@@ -110,3 +110,24 @@ async def test_the_gauge_counts_what_each_provider_shape_sends(store, loopback, 
     stats = await run(conv, server, turns=10)
     assert stats.answered == stats.turns and stats.compactions == 0
     assert stats.median_error <= 0.02, [round(e, 4) for e in stats.errors]
+
+
+async def test_the_last_estimate_error_is_the_reading_before_sending_minus_the_reported_input(store, loopback):
+    """A server with a hidden prompt: the tokenizer alone is far off, the reading the user saw is not."""
+    server = loopback.default = ModelServer(limit=16000, hidden_prompt=300, thinking_words=50)
+    conv = conversation(store, loopback, settings_for(16000), "openai")
+    await run(conv, server, turns=8)
+    shown = readings(conv)
+    error = conv.gauge().last_error
+    assert error is not None
+    assert error[0] == shown[-1] - server.prompts[-1]
+    assert abs(error[1]) <= 0.01 and error[1] == pytest.approx(error[0] / server.prompts[-1])
+
+
+async def test_after_a_compaction_the_estimate_is_calibrated_by_the_last_actual_input(store, loopback):
+    server = loopback.default = ModelServer(hidden_prompt=300)
+    conv = conversation(store, loopback, settings_for(2000), "openai")
+    stats = await run(conv, server, turns=24)
+    assert stats.compactions >= 1 and stats.answered == stats.turns
+    after_first = [abs(e) for e in stats.errors[1:]]  # the very first request has nothing to calibrate with
+    assert max(after_first) <= 0.02, [round(e, 3) for e in stats.errors]
