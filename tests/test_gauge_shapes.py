@@ -131,3 +131,21 @@ async def test_after_a_compaction_the_estimate_is_calibrated_by_the_last_actual_
     assert stats.compactions >= 1 and stats.answered == stats.turns
     after_first = [abs(e) for e in stats.errors[1:]]  # the very first request has nothing to calibrate with
     assert max(after_first) <= 0.02, [round(e, 3) for e in stats.errors]
+
+
+@pytest.mark.parametrize(
+    ("server_options", "values"),
+    [
+        ({"thinking_words": 60}, {"reasoning.includeInContext": True}),
+        ({"hidden_prompt": 300}, {}),
+        ({"hidden_prompt": 500, "thinking_words": 60}, {"reasoning.includeInContext": True}),
+    ],
+    ids=["thinking sent back", "hidden server prompt", "both"],
+)
+async def test_compactions_are_spaced_at_a_small_window(store, loopback, server_options, values):
+    server = loopback.default = ModelServer(**server_options)
+    conv = conversation(store, loopback, settings_for(2000, **values), "openai")
+    stats = await run(conv, server, turns=40)
+    assert stats.answered == stats.turns and stats.blocked == 0 and server.refusals == []
+    # the keep plan leaves room for what the server counts beyond the tokenizer, so a compaction lasts
+    assert stats.most_in_a_row == 1 and stats.compactions <= stats.turns // 5, stats.compactions

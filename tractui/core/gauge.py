@@ -73,6 +73,7 @@ class ContextReading:
     margin: int = 0  # the safety margin inside limit - usable
     compression: float = 0.85  # the compression-threshold fraction behind ``threshold``
     basis: CallBasis | None = None  # the actual call the number builds on (None: estimated)
+    offset: int = 0  # what the provider counts beyond the tokenizer (a hidden prompt, framing): calibrates plans
 
     def should_compact(self, threshold: float | None = None, limit: int | None = None) -> bool:
         """Whether the effective context passes the threshold (overrides for what-if checks)."""
@@ -191,11 +192,12 @@ def measure_context(
         )
         basis = None
 
+    body = counter.totals(messages)[0]
     if basis is None:
-        body = counter.totals(messages)[0]
         thinking = sent.thinking(messages, cost, total)
         new_since = body + thinking
         effective = max(0, system + tools_tokens + new_since + calibration)
+        offset = calibration
         last_error = None
     else:
         covered = basis.message_count
@@ -226,6 +228,7 @@ def measure_context(
         )
         effective = max(0, basis.input_tokens + output + shift + new_since)
         thinking = sent.thinking(messages, cost, total)
+        offset = effective - (system + tools_tokens + body + thinking)
         last_error = None
         if basis.estimated_input is not None:
             error = basis.estimated_input - basis.input_tokens
@@ -255,4 +258,5 @@ def measure_context(
         margin=margin,
         compression=compression,
         basis=basis,
+        offset=offset,
     )

@@ -51,8 +51,10 @@ class Compactable(Protocol):
 
 
 def keep_budget(reading: ContextReading) -> int:
-    """Tokens the verbatim turns may keep so the compacted request lands well under the threshold."""
-    fixed = reading.breakdown.system + reading.breakdown.tools
+    """Tokens (as the tokenizer counts them) the verbatim turns may keep so the compacted request lands
+    well under the threshold: the system prompt, the tools and what the provider counts beyond the
+    tokenizer (the last actual input says how much) come off first."""
+    fixed = reading.breakdown.system + reading.breakdown.tools + max(0, reading.offset)
     return max(0, int(reading.threshold * plan.KEEP_SHARE_OF_THRESHOLD) - fixed)
 
 
