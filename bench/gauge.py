@@ -21,11 +21,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from gauge_run import RunStats, conversation, run, settings_for  # noqa: E402
-from loopback import LoopbackServer  # noqa: E402
-from model_server import ModelServer  # noqa: E402
+from gauge_run import RunStats, conversation, run, settings_for
+from loopback import LoopbackServer
+from model_server import ModelServer
 
-from tractui.store.history import HistoryStore  # noqa: E402
+from tractui.store.history import HistoryStore
 
 TURNS = 40
 LIMITS = (2000, 4000, 8000)
