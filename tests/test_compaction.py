@@ -229,7 +229,8 @@ async def test_compiled_context_after_compaction_is_summary_plus_recent_turns(st
     await say(conv, "next question")
     sent = model.chat[-1]["messages"]
     assert _text(sent[0]["content"]).startswith(prompt.SUMMARY_HEADER)
-    assert len(sent) == 1 + 6 + 1
+    assert _text(sent[0]["content"]).endswith(before[-6].text)  # one user message: roles alternate
+    assert [m["role"] for m in sent] == ["user", "assistant"] * 3 + ["user"]
     assert not conv.gauge().estimated  # recalibrated by the reply's usage
 
 

@@ -8,6 +8,8 @@ from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBloc
 from tractui.core.gauge import CallBasis, describe_error, measure_context, output_reserve
 from tractui.core.settings import Settings
 from tractui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
+from tractui.providers import ProviderConfig
+from tractui.providers.anthropic import AnthropicProvider
 
 COUNTER = TokenCounter()
 THOUGHT = "I should compare both options carefully before I answer the question."
@@ -92,7 +94,7 @@ def test_last_replys_reasoning_counts_only_when_sent_back(settings, reasoning_ke
     history = turn()
     reading = measure_context(history, settings, basis=BASIS, counter=COUNTER)
     new = tokens_of(history[2])
-    kept = BASIS.reasoning_tokens if reasoning_kept else 0
+    kept = COUNTER.count(THOUGHT) if reasoning_kept else 0  # the thinking as it goes back, not as billed
     assert reading.effective == BASIS.input_tokens + BASIS.output_tokens - BASIS.reasoning_tokens + kept + new
     assert reading.breakdown.thinking == kept
 
@@ -100,7 +102,8 @@ def test_last_replys_reasoning_counts_only_when_sent_back(settings, reasoning_ke
 def test_reported_reasoning_missing_falls_back_to_the_estimate():
     basis = CallBasis(900, 300, 0, 2)
     reading = measure_context(turn(), policy(False), basis=basis, counter=COUNTER)
-    assert reading.effective == 900 + 300 - COUNTER.count(THOUGHT) + tokens_of(turn()[2])
+    # billed output includes thinking that was not shown (summarised or omitted): the reply counts as it goes back
+    assert reading.effective == 900 + COUNTER.count("first answer") + tokens_of(turn()[2])
 
 
 def two_turns() -> list[Content]:
@@ -113,12 +116,13 @@ def test_all_but_last_stops_counting_thinking_of_an_older_turn():
     history = two_turns()
     basis = CallBasis(2000, 200, 50, 4)
     reading = measure_context(history, policy(True, "allButLast"), basis=basis, counter=COUNTER)
-    assert reading.effective == 2000 + 200 - COUNTER.count(THOUGHT) + tokens_of(history[4])
-    assert reading.breakdown.thinking == 50
+    short = COUNTER.count("short thought")
+    assert reading.effective == 2000 + 150 + short - COUNTER.count(THOUGHT) + tokens_of(history[4])
+    assert reading.breakdown.thinking == short
     # with "none" the older thinking stays and is counted
     kept = measure_context(history, policy(True, "none"), basis=basis, counter=COUNTER)
-    assert kept.effective == 2000 + 200 + tokens_of(history[4])
-    assert kept.breakdown.thinking == COUNTER.count(THOUGHT) + 50
+    assert kept.effective == 2000 + 150 + short + tokens_of(history[4])
+    assert kept.breakdown.thinking == COUNTER.count(THOUGHT) + short
 
 
 def test_a_policy_changed_since_the_last_call_moves_the_earlier_turns_thinking_at_once():
@@ -127,23 +131,43 @@ def test_a_policy_changed_since_the_last_call_moves_the_earlier_turns_thinking_a
     history = two_turns()
     stripped = CallBasis(2000, 200, 50, 4, policy="all")
     sent = measure_context(history, policy(True, "none"), basis=stripped, counter=COUNTER)
-    assert sent.effective == 2000 + 200 + COUNTER.count(THOUGHT) + tokens_of(history[4])
-    assert sent.breakdown.thinking == COUNTER.count(THOUGHT) + 50
+    short = COUNTER.count("short thought")
+    assert sent.effective == 2000 + 150 + short + COUNTER.count(THOUGHT) + tokens_of(history[4])
+    assert sent.breakdown.thinking == COUNTER.count(THOUGHT) + short
     kept = CallBasis(2000, 200, 50, 4, policy="none")
     dropped = measure_context(history, policy(False), basis=kept, counter=COUNTER)
-    assert dropped.effective == 2000 + 200 - 50 - COUNTER.count(THOUGHT) + tokens_of(history[4])
+    assert dropped.effective == 2000 + 150 - COUNTER.count(THOUGHT) + tokens_of(history[4])
     assert dropped.breakdown.thinking == 0
 
 
-def test_anthropic_earlier_turns_thinking_does_not_count_even_when_sent():
-    history = turn()
-    reading = measure_context(history, policy(True, "none"), provider="anthropic", basis=BASIS, counter=COUNTER)
-    assert reading.effective == BASIS.input_tokens + BASIS.output_tokens - BASIS.reasoning_tokens + tokens_of(
-        history[2]
-    )
+def anthropic_cost(settings: Settings):
+    """Anthropic's own word on what thinking costs as sent (the gauge's one question to the provider)."""
+    provider = AnthropicProvider(ProviderConfig("anthropic", "claude-x", api_key_env=""))
+    return lambda message, current: provider.thinking_tokens(message, settings, COUNTER, current_turn=current)
+
+
+def claude(thought: str, text: str) -> Content:
+    blocks = [ThinkingBlock(thought=thought, signature="sig"), TextBlock(text=text)]
+    return Content(speaker="ai", blocks=blocks, metadata={"provider": "anthropic", "model": "claude-x"})
+
+
+def test_anthropic_earlier_turns_thinking_sent_natively_does_not_count():
+    history = [Content.human("first question"), claude(THOUGHT, "first answer"), Content.human("second question")]
+    settings = policy(True, "none", **{"reasoning.format": "native"})
+    reading = measure_context(history, settings, basis=BASIS, counter=COUNTER, thinking_tokens=anthropic_cost(settings))
+    text = BASIS.output_tokens - BASIS.reasoning_tokens
+    assert reading.effective == BASIS.input_tokens + text + tokens_of(history[2])
     assert reading.breakdown.thinking == 0
-    other = measure_context(history, policy(True, "none"), provider="openai", basis=BASIS, counter=COUNTER)
-    assert other.effective - reading.effective == BASIS.reasoning_tokens
+
+
+def test_anthropic_earlier_turns_thinking_sent_as_text_counts_with_its_wrapper():
+    """``reasoning.format field``: Anthropic has no field, the thinking goes as a text block it keeps."""
+    history = [Content.human("first question"), claude(THOUGHT, "first answer"), Content.human("second question")]
+    settings = policy(True, "none")
+    reading = measure_context(history, settings, basis=BASIS, counter=COUNTER, thinking_tokens=anthropic_cost(settings))
+    wrapped = COUNTER.count(f"<thinking>\n{THOUGHT}\n</thinking>")
+    text = BASIS.output_tokens - BASIS.reasoning_tokens
+    assert abs(reading.effective - (BASIS.input_tokens + text + wrapped + tokens_of(history[2]))) <= 2
 
 
 def test_anthropic_current_turn_thinking_counts_in_a_tool_loop():
@@ -155,13 +179,15 @@ def test_anthropic_current_turn_thinking_counts_in_a_tool_loop():
                 ThinkingBlock(thought=THOUGHT, signature="s"),
                 ToolCallBlock(id="t", name="weather", arguments="{}"),
             ],
+            metadata={"provider": "anthropic", "model": "claude-x"},
         ),
         Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id="t", content="sunny")]),
     ]
     basis = CallBasis(700, 90, 40, 2)
-    reading = measure_context(history, policy(True, "none"), provider="anthropic", basis=basis, counter=COUNTER)
-    assert reading.effective == 700 + 90 + tokens_of(history[2])
-    assert reading.breakdown.thinking == 40
+    settings = policy(False)
+    reading = measure_context(history, settings, basis=basis, counter=COUNTER, thinking_tokens=anthropic_cost(settings))
+    assert reading.effective == 700 + 50 + COUNTER.count(THOUGHT) + tokens_of(history[2])
+    assert reading.breakdown.thinking == COUNTER.count(THOUGHT)
 
 
 def test_streaming_partial_reply_counts_by_policy():

@@ -204,7 +204,8 @@ async def test_provider_error_is_recorded_and_not_sent_back(store, config, loopb
     failed = conv.history()[-1]
     assert failed.kind == "assistant" and failed.status == "error" and failed.metadata["error"]["kind"] == "auth"
     await collect(conv.send("q2"))
-    assert [m["content"] for m in loopback.requests[1].json["messages"]] == ["q1", "q2"]
+    # the error is not sent back; the two questions go as one user message, so roles alternate
+    assert loopback.requests[1].json["messages"] == [{"role": "user", "content": "q1\n\nq2"}]
     await conv.aclose()
 
 

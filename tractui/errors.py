@@ -63,6 +63,10 @@ class CompactionError(UserError):
     """Compaction could not run (no summary, a summariser that does not load)."""
 
 
+class EmptySummaryError(CompactionError):
+    """The summariser answered without text (it spent its budget thinking): worth another try with more room."""
+
+
 class StoreError(UserError):
     """The history database cannot be used; the message names the file."""
 

@@ -24,7 +24,7 @@ from tractui.conversation.tool_loop import Approver, ToolRound, ToolRunner
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content, Usage
 from tractui.core.events import Notice, StreamError, StreamEvent, TurnEvent
-from tractui.core.gauge import CallBasis, ContextReading, measure_context
+from tractui.core.gauge import CallBasis, ContextReading, ThinkingTokens, measure_context
 from tractui.core.reasoning import StripPolicy, remove_thinking, thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
@@ -368,7 +368,9 @@ class Conversation:
         stored = merge_commits(chain)  # the gauge counts the stored form; the reply will be one more message
         basis: dict[str, Any] | None = {
             "message_count": len(stored) + 1,
-            "estimated_input": self._estimate(stored, system),
+            # the reading the user saw before sending: its error against the reported input is the gauge's
+            "estimated_input": preflight.reading.effective if preflight.reading else self._estimate(stored, system),
+            "pure_input": self._estimate(stored, system),  # the tokenizer alone: calibrates later estimates
             "policy": thinking_policy(settings),
         }
         writer = self._writer = ReplyWriter(self.store, session_id, parent_id, stamps, self.profile_name)
@@ -462,17 +464,22 @@ class Conversation:
 
     # -- the gauge ---------------------------------------------------------
     def _estimate(self, stored: list[Content], system: str | None) -> int:
-        """Our estimate of a request's input, kept so the next reading can report its error."""
+        """The tokenizer's estimate of a request's input, with no usage to build on."""
         return measure_context(
             stored,
             self.settings,
-            provider=self.config.provider,
             model=self.config.model,
             system_prompt=system or "",
             tools_tokens=self.tool_tokens(self._offered),
             basis=None,
             counter=self._counter,
+            thinking_tokens=self._thinking_cost(),
         ).effective
+
+    def _thinking_cost(self) -> ThinkingTokens:
+        """The provider's count of a message's thinking as its request carries it."""
+        provider, settings, counter = self.provider, self.settings, self._counter
+        return lambda message, current: provider.thinking_tokens(message, settings, counter, current_turn=current)
 
     @property
     def counter(self) -> TokenCounter:
@@ -497,15 +504,17 @@ class Conversation:
             messages = merge_commits(chain)
         if partial is not None:
             messages.append(partial)
+        basis, calibration = _basis(chain)
         return measure_context(
             messages,
             self.settings,
-            provider=self.config.provider,
             model=self.config.model,
             system_prompt=self.settings.view.system_prompt or "",
             tools_tokens=self.tool_tokens(self.next_tools()),
-            basis=_basis(chain),
+            basis=basis,
             counter=self._counter,
+            thinking_tokens=self._thinking_cost(),
+            calibration=calibration,
         )
 
     def _history_before_reply(self, parent: str) -> tuple[list[Commit], list[Content]]:
@@ -536,13 +545,20 @@ def without_earlier_thinking(messages: list[Content]) -> list[Content]:
     return [remove_thinking(m) if i < start else m for i, m in enumerate(messages)]
 
 
-def _basis(chain: list[Commit]) -> CallBasis | None:
-    """The last call's actual usage, unless a summary replaced history after it (then the gauge estimates)."""
+def _basis(chain: list[Commit]) -> tuple[CallBasis | None, int]:
+    """The last call's actual usage; after a summary replaced history behind it, no basis (the gauge
+    estimates) but the calibration that call gives: its actual input minus the tokenizer's estimate
+    of it (a server's hidden prompt, its template's framing)."""
+    summarised = False
     for commit in reversed(chain):
         if commit.kind == "summary":
-            return None
+            summarised = True
+            continue
         if commit.kind == "assistant" and commit.usage is not None and "basis" in commit.metadata:
             usage, basis = commit.usage, commit.metadata["basis"]
+            if summarised:
+                pure = basis.get("pure_input")
+                return None, usage.input_tokens - pure if isinstance(pure, int) and usage.input_tokens else 0
             return CallBasis(
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
@@ -550,5 +566,5 @@ def _basis(chain: list[Commit]) -> CallBasis | None:
                 message_count=int(basis["message_count"]),
                 estimated_input=int(basis["estimated_input"]),
                 policy=policy if (policy := basis.get("policy")) in get_args(StripPolicy) else None,
-            )
-    return None
+            ), 0
+    return None, 0

@@ -4,21 +4,25 @@ The footer, ``/context`` and compaction all read ``measure_context``::
 
     effective = last_input + last_output + estimate(messages added since)
 
-corrected for the reasoning policy: thinking that will not be sent back does
-not count (including the reasoning tokens of the last reply), thinking that
-will be sent does. Anthropic drops earlier turns' thinking itself, so there
-only the current turn's thinking counts. With no call to build on (the first
-call, or after compaction) the figure is a pure tokenizer estimate and is
-flagged ``estimated``.
+corrected for what the next request carries: the reasoning policy says which
+messages keep their thinking, the provider (``Provider.thinking_tokens``) what
+that thinking costs as it serialises it and as its server reads it (nothing
+for Anthropic's earlier turns sent natively, the text with its wrapper when
+sent as text). The last reply counts as it goes back, not as billed: billed
+thinking may be more than the summary (or nothing) that was shown. With no
+call to build on (the first call, or after compaction) the figure is a
+tokenizer estimate, corrected by the last call's actual input, and is flagged
+``estimated``.
 
 The provider's reported usage is the truth the estimate is anchored to, so
-the tokenizer only fills in what was added since, and its error is reported
-against the next actual input.
+the tokenizer only fills in what was added since. The last estimate's error
+is the reading taken just before a request minus the input the provider then
+reported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tractui.core.content import Content, ThinkingBlock
@@ -69,6 +73,7 @@ class ContextReading:
     margin: int = 0  # the safety margin inside limit - usable
     compression: float = 0.85  # the compression-threshold fraction behind ``threshold``
     basis: CallBasis | None = None  # the actual call the number builds on (None: estimated)
+    offset: int = 0  # what the provider counts beyond the tokenizer (a hidden prompt, framing): calibrates plans
 
     def should_compact(self, threshold: float | None = None, limit: int | None = None) -> bool:
         """Whether the effective context passes the threshold (overrides for what-if checks)."""
@@ -106,47 +111,70 @@ def describe_error(error: tuple[int, float] | None) -> str:
     return f"{tokens:+d} ({fraction * 100:+.1f}%)"
 
 
-class _Sent:
-    """Which messages' thinking counts in the next request (indices below ``end``)."""
+ThinkingTokens = Callable[[Content, bool], int]
+"""Tokens of a message's thinking as the provider's request carries it and its server reads it,
+given whether the message is in the turn in progress (``Provider.thinking_tokens``)."""
 
-    def __init__(self, messages: Sequence[Content], end: int, policy: str, anthropic: bool) -> None:
-        self.every = policy == "none" and not anthropic
+
+def _as_stored(message: Content, current_turn: bool, counter: TokenCounter) -> int:
+    return counter.count_thinking(message)
+
+
+class _Sent:
+    """Which messages' thinking survives the compile step in a request of ``messages[:end]``:
+    the policy's span, and the turn in progress (after the last human message), which keeps its
+    thinking when it is a tool loop; what each one then costs is the provider's answer."""
+
+    def __init__(self, messages: Sequence[Content], end: int, policy: str) -> None:
+        self.human = next((i for i in range(end - 1, -1, -1) if messages[i].speaker == "human"), -1)
+        self.every = policy == "none"
         if policy == "all":
-            self.span = range(0)
+            span = range(0)
         elif policy == "allButLast":
-            self.span = last_turn_range(messages, end)
+            span = last_turn_range(messages, end)
         else:
-            self.span = range(0, end)
-        if anthropic:  # only the current turn: after the last human message
-            human = next((i for i in range(end - 1, -1, -1) if messages[i].speaker == "human"), -1)
-            self.span = range(max(self.span.start, human + 1), self.span.stop) if self.span else range(0)
+            span = range(0, end)
+        loop = any(messages[i].speaker == "tool" for i in range(self.human + 1, end))
+        self.loop = range(self.human + 1, end) if loop else range(0)
+        self.span = span
 
     def __contains__(self, index: int) -> bool:
-        return self.every or index in self.span
+        return self.every or index in self.span or index in self.loop
 
-    def thinking(self, messages: Sequence[Content], counter: TokenCounter, stop: int) -> int:
+    def tokens(self, messages: Sequence[Content], index: int, cost: ThinkingTokens) -> int:
+        """Thinking tokens ``messages[index]`` carries in that request (0 when it is left out)."""
+        if index not in self:
+            return 0
+        return cost(messages[index], index > self.human)
+
+    def thinking(self, messages: Sequence[Content], cost: ThinkingTokens, stop: int) -> int:
         """Thinking tokens counted among ``messages[:stop]``."""
-        if self.every:
-            return counter.totals(messages, stop)[1]
-        return sum(counter.count_thinking(messages[i]) for i in self.span if i < stop)
+        indices = range(stop) if self.every else sorted({*self.span, *self.loop})
+        return sum(self.tokens(messages, i, cost) for i in indices if i < stop)
 
 
 def measure_context(
     messages: Sequence[Content],
     settings: Settings,
     *,
-    provider: str = "",
     model: str = "",
     system_prompt: str = "",
     tools_tokens: int = 0,
     basis: CallBasis | None = None,
     counter: TokenCounter | None = None,
+    thinking_tokens: ThinkingTokens | None = None,
+    calibration: int = 0,
 ) -> ContextReading:
     """Read the gauge for ``messages`` (stored form, thinking present; a streaming
     partial reply may be last). Pass the same ``counter`` on every update: its
-    caches make an update cost only the messages added since.
+    caches make an update cost only the messages added since. ``thinking_tokens``
+    is the provider's word on what each message's thinking costs as sent (default:
+    all of it, as stored); ``calibration`` is added to a pure estimate (the last
+    call's actual input minus our estimate of it: a hidden server prompt, framing).
     """
     counter = counter or TokenCounter(model or None)
+    tokenizer = counter
+    cost = thinking_tokens or (lambda message, current: _as_stored(message, current, tokenizer))
     warnings: list[str] = []
     limit = settings.view.context_limit
     reserve = output_reserve(settings)
@@ -154,9 +182,8 @@ def measure_context(
     usable = max(0, limit - reserve - margin)
     compression = settings.view.compression_threshold
     policy = thinking_policy(settings)
-    anthropic = provider.lower() == "anthropic"
     total = len(messages)
-    sent = _Sent(messages, total, policy, anthropic)
+    sent = _Sent(messages, total, policy)
 
     system = counter.count(system_prompt) + MESSAGE_OVERHEAD if system_prompt else 0
     if basis is not None and basis.message_count > total:
@@ -165,35 +192,43 @@ def measure_context(
         )
         basis = None
 
+    body = counter.totals(messages)[0]
     if basis is None:
-        body, every_thinking = counter.totals(messages)
-        thinking = every_thinking if sent.every else sent.thinking(messages, counter, total)
+        thinking = sent.thinking(messages, cost, total)
         new_since = body + thinking
-        effective = system + tools_tokens + new_since
+        effective = max(0, system + tools_tokens + new_since + calibration)
+        offset = calibration
         last_error = None
     else:
         covered = basis.message_count
         reply = covered - 1
         # thinking in the last call's input that the next request sends differently:
         # the turn moved on, or /set reasoning.* changed the policy since
-        then = _Sent(messages, reply, basis.policy or policy, anthropic) if reply > 0 else None
+        then = _Sent(messages, reply, basis.policy or policy) if reply > 0 else None
         shift = 0
-        if then is not None and not (sent.every and then.every):
-            shift = sent.thinking(messages, counter, reply) - then.thinking(messages, counter, reply)
-        # the last reply's reasoning stays only if it is sent back
+        if then is not None:
+            shift = sent.thinking(messages, cost, reply) - then.thinking(messages, cost, reply)
+        # the last reply as it goes back: its text as billed, its thinking as the provider sends it
+        # (billed thinking may be more than was shown: summarised or omitted)
         reply_thinking = 0
         if reply >= 0:
             reply_msg = messages[reply]
-            reasoning = min(basis.reasoning_tokens or counter.count_thinking(reply_msg), basis.output_tokens)
-            if reply in sent and any(isinstance(b, ThinkingBlock) for b in reply_msg.blocks):
-                reply_thinking = reasoning
-            output = basis.output_tokens - reasoning + reply_thinking
+            reply_thinking = sent.tokens(messages, reply, cost)
+            if basis.reasoning_tokens:
+                output = max(0, basis.output_tokens - basis.reasoning_tokens) + reply_thinking
+            elif any(isinstance(b, ThinkingBlock) for b in reply_msg.blocks):
+                output = counter.count_content(reply_msg, include_thinking=False) - MESSAGE_OVERHEAD + reply_thinking
+            else:
+                output = basis.output_tokens
         else:
             output = basis.output_tokens
-        new_since = sum(counter.count_content(messages[i], include_thinking=i in sent) for i in range(covered, total))
+        new_since = sum(
+            counter.count_content(messages[i], include_thinking=False) + sent.tokens(messages, i, cost)
+            for i in range(covered, total)
+        )
         effective = max(0, basis.input_tokens + output + shift + new_since)
-        thinking = sent.thinking(messages, counter, reply) + reply_thinking if reply > 0 else reply_thinking
-        thinking += sum(counter.count_thinking(messages[i]) for i in range(covered, total) if i in sent)
+        thinking = sent.thinking(messages, cost, total)
+        offset = effective - (system + tools_tokens + body + thinking)
         last_error = None
         if basis.estimated_input is not None:
             error = basis.estimated_input - basis.input_tokens
@@ -223,4 +258,5 @@ def measure_context(
         margin=margin,
         compression=compression,
         basis=basis,
+        offset=offset,
     )

@@ -16,6 +16,10 @@ from tractui.core.tokens import TokenCounter
 
 StripPolicy = Literal["all", "allButLast", "none"]
 
+THOUGHT = "thought"
+"""``Content.metadata`` flag on a message whose thinking the policy left out: a server that thinks
+refuses a tool-call message without its reasoning field, so the builder still sends the field."""
+
 
 def extract_thinking_blocks(content: Content) -> list[ThinkingBlock]:
     """The thinking blocks of one message, in order (the stored objects)."""
@@ -31,7 +35,7 @@ def remove_thinking(content: Content) -> Content:
     if not any(isinstance(b, ThinkingBlock) for b in content.blocks):
         return content
     blocks = [b for b in content.blocks if not isinstance(b, ThinkingBlock)]
-    return content.model_copy(update={"blocks": blocks, "metadata": dict(content.metadata)})
+    return content.model_copy(update={"blocks": blocks, "metadata": {**content.metadata, THOUGHT: True}})
 
 
 def last_turn_range(contents: Sequence[Content], end: int | None = None) -> range:

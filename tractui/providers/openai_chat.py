@@ -25,9 +25,10 @@ from tractui.core.events import (
     ToolCallDelta,
     UsageEvent,
 )
-from tractui.core.reasoning import map_effort, thinking_to_reasoning_field
+from tractui.core.reasoning import THOUGHT, map_effort, thinking_to_reasoning_field
 from tractui.core.settings import Settings
 from tractui.core.tags import ThinkTagExtractor, tag_pairs
+from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.shape import (
@@ -312,6 +313,22 @@ class OpenAIChatProvider(Provider):
             body["temperature"] = temperature
         return body
 
+    def thinking_tokens(
+        self, message: Content, settings: Settings, counter: TokenCounter, *, current_turn: bool
+    ) -> int:
+        """As ``_messages`` sends it: the turn in progress and the reasoning field (``field`` or
+        ``native``) carry the thinking as it is; ``tags`` wraps each block in the text."""
+        visible = counter.count_thinking(message)
+        view = settings.view
+        if current_turn or not visible:
+            return visible
+        if not view.reasoning_include_in_context:
+            return 0
+        if view.reasoning_format == "tags":
+            blocks = sum(1 for b in message.blocks if isinstance(b, ThinkingBlock) and not b.is_hidden)
+            return visible + counter.count("<think></think>\n\n") * blocks
+        return visible
+
     def _reasoning_params(self, body: dict[str, Any], settings: Settings) -> None:
         """How this server is asked to think, by ``reasoning.mode``: ``switch`` sends
         ``thinking: {type: enabled|disabled}`` (DeepSeek V4, Kimi K2.6, GLM), ``template`` the
@@ -359,7 +376,7 @@ class OpenAIChatProvider(Provider):
             if message.speaker == "system":
                 out.append({"role": "system", "content": message.text})
             elif message.speaker == "human":
-                out.append({"role": "user", "content": message.text})
+                _user(out, message.text)
             elif message.speaker == "tool":
                 out.extend(
                     {"role": "tool", "tool_call_id": b.tool_call_id, "content": b.content}
@@ -378,6 +395,17 @@ class OpenAIChatProvider(Provider):
                     _assistant(message, field_name if send_field else None, field_name, settings.view.reasoning_enabled)
                 )
         return out
+
+
+def _user(out: list[dict[str, Any]], text: str) -> None:
+    """A user message, joined to the one before it when that is a user message too: strict chat
+    templates (vLLM, llama.cpp) refuse roles that do not alternate, and a history can hold two in a
+    row (a compaction summary then the kept question; a question whose failed reply was dropped)."""
+    last = out[-1] if out else None
+    if last is not None and last["role"] == "user" and isinstance(last["content"], str):
+        last["content"] = f"{last['content']}\n\n{text}"
+    else:
+        out.append({"role": "user", "content": text})
 
 
 def _tool_calls(calls: list[ToolCallBlock]) -> list[dict[str, Any]]:
@@ -404,8 +432,9 @@ def _with_think_tags(message: Content, *, every: bool = False) -> str:
 
 def _assistant(message: Content, send_as: str | None, field_name: str, thinking_on: bool) -> dict[str, Any]:
     """An earlier turn's message: thinking in ``send_as`` when the policy sends it. A message that
-    called tools always has the field while thinking is on (empty when the policy keeps its
-    thinking back): Kimi and DeepSeek refuse a history with a tool-call message without it."""
+    called tools always has the field while thinking is on, or when it was made with thinking (empty
+    when the policy keeps its thinking back): Kimi and DeepSeek refuse a history with a tool-call
+    message without it, also when they think by default and the request did not ask."""
     calls = message.tool_calls
     text = message.text
     entry: dict[str, Any] = {"role": "assistant", "content": text if text or not calls else None}
@@ -415,7 +444,7 @@ def _assistant(message: Content, send_as: str | None, field_name: str, thinking_
         if thought:
             entry[send_as] = thought
     if calls:
-        if thinking_on and field_name not in entry:
+        if (thinking_on or message.metadata.get(THOUGHT)) and field_name not in entry:
             entry[field_name] = ""
         entry["tool_calls"] = _tool_calls(calls)
     return entry

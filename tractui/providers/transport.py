@@ -32,6 +32,7 @@ from tractui.core.events import (
     StreamEvent,
 )
 from tractui.core.settings import Settings
+from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.core.urls import public_url
 from tractui.errors import ChunkShapeError, RequestError
@@ -149,6 +150,13 @@ class Provider(ABC):
             {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
             for t in tools
         ]
+
+    def thinking_tokens(
+        self, message: Content, settings: Settings, counter: TokenCounter, *, current_turn: bool
+    ) -> int:
+        """Tokens of ``message``'s thinking as this protocol's request carries it and its server reads it
+        (the gauge's one question to the provider); by default, all visible thinking as stored."""
+        return counter.count_thinking(message)
 
     @abstractmethod
     def build_request(

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tractui.core.content import Content, ThinkingBlock, ToolCallBlock, ToolResultBlock
-from tractui.core.reasoning import filter_thinking_for_context, remove_thinking, thinking_policy
+from tractui.core.reasoning import THOUGHT, filter_thinking_for_context, remove_thinking, thinking_policy
 from tractui.core.settings import Settings
 from tractui.store.history import Commit, gc_paused
 
@@ -85,6 +85,8 @@ def _reply(reasoning: list[Commit], answer: Commit | None, keep_thinking: bool) 
         metadata.update(c.content.metadata)
     if any(c.status != "complete" for c in parts):
         metadata[INTERRUPTED] = True
+    if not keep_thinking and any(isinstance(b, ThinkingBlock) for c in parts for b in c.content.blocks):
+        metadata[THOUGHT] = True
     if answer is not None and len(blocks) == len(answer.content.blocks) and metadata == answer.content.metadata:
         return answer.content  # nothing added or taken away: the stored message as it is
     return Content.model_construct(speaker="ai", blocks=blocks, metadata=metadata)  # blocks were validated when read

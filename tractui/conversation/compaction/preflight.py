@@ -17,6 +17,7 @@ from tractui.conversation.compaction.run import (
     CompactionResult,
     compact,
     compaction_count,
+    leave_out,
     resolve_summarizer,
 )
 from tractui.core.content import Content
@@ -50,8 +51,10 @@ class Compactable(Protocol):
 
 
 def keep_budget(reading: ContextReading) -> int:
-    """Tokens the verbatim turns may keep so the compacted request lands well under the threshold."""
-    fixed = reading.breakdown.system + reading.breakdown.tools
+    """Tokens (as the tokenizer counts them) the verbatim turns may keep so the compacted request lands
+    well under the threshold: the system prompt, the tools and what the provider counts beyond the
+    tokenizer (the last actual input says how much) come off first."""
+    fixed = reading.breakdown.system + reading.breakdown.tools + max(0, reading.offset)
     return max(0, int(reading.threshold * plan.KEEP_SHARE_OF_THRESHOLD) - fixed)
 
 
@@ -137,9 +140,30 @@ class Preflight:
                 yield Notice(f"{self.result.message} (compacted {total}×)")
             elif self.result is not None:
                 yield Notice(self.result.message)
+                reading = self.conv.gauge(head=self.parent_id)
+                if over_limit(reading) is not None and self.result.message.startswith("compaction failed"):
+                    async for note in self._leave_out(reading, self.result.message):
+                        yield note
             reading = self.conv.gauge(head=self.parent_id)
         self.reading = reading
         self.blocked = over_limit(reading)
+
+    async def _leave_out(self, reading: ContextReading, why: str) -> AsyncIterator[StreamEvent]:
+        """No summary, and the request would not fit: the oldest turns are left out, with a notice."""
+        conv = self.conv
+        result = leave_out(
+            conv.store,
+            conv.session_id or "",
+            conv.settings,
+            conv.counter,
+            reason=why.removeprefix("compaction failed, history unchanged: "),
+            keep_budget=keep_budget(reading),
+            head=self.parent_id,
+            provenance={"provider": conv.config.provider, "model": conv.config.model, "profile": conv.profile_name},
+        )
+        if result.ok and result.commit_id is not None:
+            self.result, self.parent_id = result, result.commit_id
+        yield Notice(result.message)
 
 
 def trim_for_retry(

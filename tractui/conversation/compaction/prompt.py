@@ -108,3 +108,15 @@ def summary_content(summary: str, metadata: dict[str, Any]) -> Content:
         blocks=[TextBlock(text=f"{SUMMARY_HEADER}\n\n{summary.strip()}")],
         metadata={"compaction": metadata},
     )
+
+
+LEFT_OUT = (
+    "[{count} earlier turn{s} of this conversation were left out: no summary of them could be written. "
+    "Ask the user if something from them is needed.]"
+)
+
+
+def left_out_content(count: int, metadata: dict[str, Any]) -> Content:
+    """The note that stands in for turns left out unsummarised (compaction's last resort)."""
+    text = LEFT_OUT.format(count=count, s="s" if count != 1 else "")
+    return Content(speaker="human", blocks=[TextBlock(text=text)], metadata={"compaction": metadata})

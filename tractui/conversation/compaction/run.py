@@ -26,7 +26,7 @@ from tractui.core.gauge import output_reserve
 from tractui.core.reasoning import thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
-from tractui.errors import CompactionError, UserError
+from tractui.errors import CompactionError, EmptySummaryError, UserError
 from tractui.providers import ProviderConfig, make_provider
 from tractui.providers.transport import Provider
 from tractui.store.compile import effective_commits, merge_commits, summary_metadata
@@ -36,6 +36,8 @@ SUMMARY_SHARE = 8  # the summary may use at most 1/8 of the summarising model's 
 MIN_SUMMARY_TOKENS = 128
 CALL_OVERHEAD = 64  # message framing and the request wrapper around the transcript
 RENDER_OVERHEAD = 12  # "### Assistant", "(thinking)" labels and blank lines around one rendered message
+NOTHING = "nothing to compact: only the most recent turns are in the history"
+SPLITS = (1, 2, 4)  # after an empty summary, the transcript is cut into parts this many times smaller
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,16 +89,26 @@ class Summarizer:
         margin = limit // 20
         return limit - self.output_budget - self.counter.count(prompt.SYSTEM_PROMPT) - CALL_OVERHEAD - margin
 
-    def call_settings(self) -> Settings:
-        """No thinking (it would eat the budget) and output capped to the summary budget."""
+    def call_settings(self, max_tokens: int | None = None) -> Settings:
+        """No thinking (it would eat the budget; sent as an explicit switch where the protocol has one)
+        and output capped to the summary budget, or to ``max_tokens`` when a retry gives more room."""
         settings = self.settings.copy()
         settings.set("reasoning.enabled", False)
-        settings.set("max-tokens", self.output_budget)
+        settings.set("max-tokens", max_tokens or self.output_budget)
         return settings
 
-    async def summarise(self, text: str) -> str:
+    def room(self, text: str) -> int:
+        """Output room a call with ``text`` has in the window (at most half of it), for a model that
+        thinks although asked not to: its thinking and the summary must both fit."""
+        limit = self.settings.view.context_limit
+        used = self.counter.count(text) + self.counter.count(prompt.SYSTEM_PROMPT) + CALL_OVERHEAD + limit // 20
+        return max(self.output_budget, min(limit - used, limit // 2))
+
+    async def summarise(self, text: str, *, roomy: bool = False) -> str:
+        """The summary of one call; ``roomy`` gives the call all the output room the window leaves."""
         assembler = MessageAssembler()
-        stream = self.provider.stream([Content.human(text)], self.call_settings(), system=prompt.SYSTEM_PROMPT)
+        settings = self.call_settings(self.room(text) if roomy else None)
+        stream = self.provider.stream([Content.human(text)], settings, system=prompt.SYSTEM_PROMPT)
         async with contextlib.aclosing(stream) as events:
             async for event in events:
                 if isinstance(event, StreamError):
@@ -104,7 +116,7 @@ class Summarizer:
                 assembler.feed(event)
         summary = assembler.content().text.strip()
         if not summary:
-            raise CompactionError(f"the summary call to {self.label} returned no text")
+            raise EmptySummaryError(f"the summary call to {self.label} returned no text")
         return summary
 
     async def aclose(self) -> None:
@@ -223,37 +235,39 @@ async def compact(
     """
     yield CompactionProgress("planning", "choosing what to summarise")
     chain = store.chain(session_id, head=head)
-    turns = live_turns(chain, settings, counter)
-    count = plan.choose_split(
-        [t.tokens for t in turns],
-        keep_turns=settings.view.compaction_keep_turns,
-        keep_fraction=settings.view.compaction_keep_fraction,
-        limit=settings.view.context_limit,
-        keep_budget=keep_budget,
-    )
-    if count == 0 or (count == 1 and turns[0].commits[0].kind == "summary"):
-        yield CompactionResult(
-            False, "nothing to compact: only the most recent turns are in the history", automatic=automatic
-        )
+    turns, count = _split(chain, settings, counter, keep_budget)
+    if count == 0:
+        yield CompactionResult(False, NOTHING, automatic=automatic)
         return
     older, kept = turns[:count], turns[count:]
     before = sum(t.tokens for t in older)
-    try:
-        reserved = counter.count(instructions or "")
-        parts = transcript_parts(older, summarizer, thinking_sent_for_older_turns(settings), reserved=reserved)
-        summary: str | None = None
-        for i, part in enumerate(parts, 1):
-            of = f" (part {i} of {len(parts)})" if len(parts) > 1 else ""
-            yield CompactionProgress(
-                "summarising", f"summarising {before:,} tokens with {summarizer.label}{of}", i, len(parts)
+    reserved = counter.count(instructions or "")
+    summary: str | None = None
+    for split in SPLITS:
+        try:
+            parts = transcript_parts(
+                older, summarizer, thinking_sent_for_older_turns(settings), reserved=reserved, split=split
             )
-            text = prompt.request_text(part, previous=summary, instructions=instructions, part=(i, len(parts)))
-            summary = await summarizer.summarise(text)
-    except CompactionError as exc:
-        yield CompactionResult(
-            False, f"compaction failed, history unchanged: {exc}", before_tokens=before, automatic=automatic
-        )
-        return
+            summary = None
+            for i, part in enumerate(parts, 1):
+                of = f" (part {i} of {len(parts)})" if len(parts) > 1 else ""
+                yield CompactionProgress(
+                    "summarising", f"summarising {before:,} tokens with {summarizer.label}{of}", i, len(parts)
+                )
+                text = prompt.request_text(part, previous=summary, instructions=instructions, part=(i, len(parts)))
+                summary = await summarizer.summarise(text, roomy=split > 1)
+            break
+        except EmptySummaryError as exc:
+            if split == SPLITS[-1]:
+                yield CompactionResult(
+                    False, f"compaction failed, history unchanged: {exc}", before_tokens=before, automatic=automatic
+                )
+                return
+        except CompactionError as exc:
+            yield CompactionResult(
+                False, f"compaction failed, history unchanged: {exc}", before_tokens=before, automatic=automatic
+            )
+            return
     first_id, last_id = _range_ids([c for t in older for c in t.commits])
     meta = summary_metadata(first_id, last_id, automatic=automatic, before_tokens=before, summarizer=summarizer.label)
     if instructions:
@@ -290,13 +304,82 @@ async def compact(
     )
 
 
-def transcript_parts(older: Sequence[Turn], summarizer: Summarizer, thinking: bool, *, reserved: int = 0) -> list[str]:
+def _split(
+    chain: Sequence[Commit], settings: Settings, counter: TokenCounter, keep_budget: int | None
+) -> tuple[list[Turn], int]:
+    """The live turns and how many leading ones to replace (0: nothing worth replacing)."""
+    turns = live_turns(chain, settings, counter)
+    count = plan.choose_split(
+        [t.tokens for t in turns],
+        keep_turns=settings.view.compaction_keep_turns,
+        keep_fraction=settings.view.compaction_keep_fraction,
+        limit=settings.view.context_limit,
+        keep_budget=keep_budget,
+    )
+    if count == 1 and turns[0].commits[0].kind == "summary":
+        count = 0
+    return turns, count
+
+
+def leave_out(
+    store: HistoryStore,
+    session_id: str,
+    settings: Settings,
+    counter: TokenCounter,
+    *,
+    reason: str,
+    keep_budget: int | None,
+    head: str,
+    provenance: dict[str, str | None] | None = None,
+) -> CompactionResult:
+    """The last resort when no summary could be written and the request would not fit: the oldest
+    turns are left out of what is sent, behind a note saying so (a ``summary`` commit, so the
+    originals stay in the store and on screen, marked compacted)."""
+    chain = store.chain(session_id, head=head)
+    turns, count = _split(chain, settings, counter, keep_budget)
+    if count == 0:
+        return CompactionResult(False, NOTHING, automatic=True)
+    older = turns[:count]
+    before = sum(t.tokens for t in older)
+    first_id, last_id = _range_ids([c for t in older for c in t.commits])
+    meta = summary_metadata(first_id, last_id, automatic=True, before_tokens=before, left_out=True)
+    content = prompt.left_out_content(count, {"replaced_turns": count, "left_out": True})
+    meta["after_tokens"] = after = counter.count_messages([content])
+    prov = provenance or {}
+    commit = store.append(
+        session_id,
+        "summary",
+        content,
+        parent_id=head,
+        metadata=meta,
+        provider=prov.get("provider"),
+        model=prov.get("model"),
+        profile=prov.get("profile"),
+    )
+    turns_word = f"turn{'s' if count != 1 else ''}"
+    return CompactionResult(
+        True,
+        f"no summary could be written ({reason}): the oldest {count} {turns_word} ({before:,} tokens) are left out of "
+        "what is sent from now on; they stay in the history",
+        before_tokens=before,
+        after_tokens=after,
+        replaced_turns=count,
+        kept_turns=len(turns) - count,
+        commit_id=commit.id,
+        automatic=True,
+    )
+
+
+def transcript_parts(
+    older: Sequence[Turn], summarizer: Summarizer, thinking: bool, *, reserved: int = 0, split: int = 1
+) -> list[str]:
     """The transcript of ``older`` cut into slices that each fit one summary call.
 
     Each slice leaves room for the running summary and ``reserved`` tokens
-    (the user's focus instructions).
+    (the user's focus instructions); ``split`` makes the slices that many times
+    smaller, leaving the rest of the window to a summariser that thinks anyway.
     """
-    budget = summarizer.input_budget - summarizer.output_budget - reserved
+    budget = (summarizer.input_budget - summarizer.output_budget - reserved) // split
     if budget < MIN_SUMMARY_TOKENS:
         raise CompactionError(f"the context-limit of {summarizer.label} is too small to summarise anything")
     counter = summarizer.counter

@@ -71,7 +71,11 @@ def context_report(reading: Any, colours: dict[str, str], compactions: int = 0) 
         )
     if reading.last_error is not None:
         tokens, fraction = reading.last_error
-        notes.append(f"last estimate's error: {tokens:+d} tokens ({fraction:+.1%})\n")
+        side = "over" if tokens > 0 else "under" if tokens < 0 else "exactly"
+        notes.append(
+            f"last estimate's error: {tokens:+d} tokens ({fraction:+.1%}): the reading before the last request, "
+            f"minus the input the provider reported ({side})\n"
+        )
     if compactions:
         notes.append(f"compacted {compactions}× in this session\n")
     for warning in reading.warnings:

@@ -1,0 +1,151 @@
+"""The gauge and compaction on every provider shape, against a server that counts, reports and enforces.
+
+Each test runs a real conversation against ``ModelServer`` (tests/model_server.py):
+the server counts every prompt with the real tokenizer, reports usage as the
+vendor does, refuses requests over its context limit and, in strict-template
+mode, histories whose roles do not alternate.
+"""
+
+from __future__ import annotations
+
+import pytest
+from gauge_run import conversation, readings, run, settings_for
+from model_server import ALTERNATE, ModelServer
+
+from tractui.store.history import HistoryStore
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> HistoryStore:
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("TRACTUI_DATA_DIR", str(tmp_path / "data"))
+    with HistoryStore(tmp_path / "data" / "history.db") as s:
+        yield s
+
+
+async def test_a_strict_template_accepts_every_request_after_compaction(store, loopback):
+    server = loopback.default = ModelServer(strict_template=True)
+    conv = conversation(store, loopback, settings_for(2000), "openai")
+    stats = await run(conv, server, turns=24)
+    assert stats.compactions >= 1
+    assert ALTERNATE not in server.refusals
+    assert stats.answered == stats.turns
+
+
+async def test_a_strict_template_accepts_the_request_after_a_failed_reply(store, loopback):
+    server = loopback.default = ModelServer(strict_template=True, fail={2})
+    conv = conversation(store, loopback, settings_for(8000), "openai")
+    stats = await run(conv, server, turns=5)
+    assert server.refusals == []
+    assert stats.answered == 4
+
+
+@pytest.mark.parametrize(("include", "enabled"), [(False, True), (True, True), (False, False), (True, False)])
+async def test_a_tool_call_that_was_not_offered_never_leaves_the_history_invalid(store, loopback, include, enabled):
+    """A server thinking by default (``reasoning.enabled`` false sends no switch on ``mode auto``)
+    calls a tool nobody offered: the call is answered as an error and its reasoning goes back with it."""
+    server = loopback.default = ModelServer(
+        strict_template=True, strict_reasoning=True, thinking_words=20, unoffered_call={2}
+    )
+    settings = settings_for(8000, **{"reasoning.includeInContext": include, "reasoning.enabled": enabled})
+    conv = conversation(store, loopback, settings, "openai")
+    stats = await run(conv, server, turns=4)
+    assert server.refusals == []
+    assert stats.answered == 4
+    results = [c for c in conv.history() if c.kind == "tool"]
+    assert len(results) == 1 and results[0].content.blocks[0].is_error
+
+
+async def test_a_summariser_that_thinks_by_default_never_leaves_the_conversation_stuck(store, loopback):
+    server = loopback.default = ModelServer(summary_thinks=400)
+    conv = conversation(store, loopback, settings_for(2000, **{"max-tokens": 500}), "openai")
+    stats = await run(conv, server, turns=30)
+    assert stats.compactions >= 1
+    assert stats.blocked == 0 and server.refusals == []
+    assert stats.answered == stats.turns
+
+
+async def test_thinking_is_switched_off_for_the_summary_call_where_the_protocol_has_a_switch(store, loopback):
+    server = loopback.default = ModelServer(summary_thinks=10_000)
+    settings = settings_for(2000, **{"max-tokens": 500, "reasoning.mode": "template"})
+    conv = conversation(store, loopback, settings, "openai")
+    stats = await run(conv, server, turns=20)
+    assert stats.compactions >= 1 and stats.answered == stats.turns
+    assert all(body["chat_template_kwargs"] == {"enable_thinking": False} for body in server.summaries)
+
+
+async def test_when_no_summary_can_be_written_the_oldest_turns_are_left_out_with_a_notice(store, loopback):
+    server = loopback.default = ModelServer(summary_thinks=100_000)  # thinks through any budget
+    conv = conversation(store, loopback, settings_for(2000, **{"max-tokens": 500}), "openai")
+    stats = await run(conv, server, turns=20)
+    assert stats.blocked == 0 and server.refusals == []
+    assert stats.answered == stats.turns
+    assert any("are left out of what is sent" in n for n in stats.notices)
+    first = server.chat[-1]["messages"][0]["content"]
+    assert first.startswith("[") and "were left out: no summary of them could be written" in first
+
+
+SHAPES = {
+    "openai field": ("openai", {}, {"reasoning.includeInContext": True}),
+    "openai native": ("openai", {}, {"reasoning.includeInContext": True, "reasoning.format": "native"}),
+    "openai tags": ("openai", {}, {"reasoning.includeInContext": True, "reasoning.format": "tags"}),
+    "openai no usage": ("openai", {"usage": False}, {"reasoning.includeInContext": True}),
+    "anthropic field": ("anthropic", {}, {"reasoning.includeInContext": True}),
+    "anthropic native": ("anthropic", {}, {"reasoning.includeInContext": True, "reasoning.format": "native"}),
+    "anthropic summarized": ("anthropic", {"display": "summarized"}, {}),
+    "anthropic omitted": ("anthropic", {"display": "omitted"}, {}),
+    "anthropic summarized sent": (
+        "anthropic",
+        {"display": "summarized"},
+        {"reasoning.includeInContext": True, "reasoning.format": "native"},
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+async def test_the_gauge_counts_what_each_provider_shape_sends(store, loopback, shape):
+    protocol, server_options, values = SHAPES[shape]
+    server = loopback.default = ModelServer(protocol=protocol, limit=16000, thinking_words=150, **server_options)
+    conv = conversation(store, loopback, settings_for(16000, **values), protocol)
+    stats = await run(conv, server, turns=10)
+    assert stats.answered == stats.turns and stats.compactions == 0
+    assert stats.median_error <= 0.02, [round(e, 4) for e in stats.errors]
+
+
+async def test_the_last_estimate_error_is_the_reading_before_sending_minus_the_reported_input(store, loopback):
+    """A server with a hidden prompt: the tokenizer alone is far off, the reading the user saw is not."""
+    server = loopback.default = ModelServer(limit=16000, hidden_prompt=300, thinking_words=50)
+    conv = conversation(store, loopback, settings_for(16000), "openai")
+    await run(conv, server, turns=8)
+    shown = readings(conv)
+    error = conv.gauge().last_error
+    assert error is not None
+    assert error[0] == shown[-1] - server.prompts[-1]
+    assert abs(error[1]) <= 0.01 and error[1] == pytest.approx(error[0] / server.prompts[-1])
+
+
+async def test_after_a_compaction_the_estimate_is_calibrated_by_the_last_actual_input(store, loopback):
+    server = loopback.default = ModelServer(hidden_prompt=300)
+    conv = conversation(store, loopback, settings_for(2000), "openai")
+    stats = await run(conv, server, turns=24)
+    assert stats.compactions >= 1 and stats.answered == stats.turns
+    after_first = [abs(e) for e in stats.errors[1:]]  # the very first request has nothing to calibrate with
+    assert max(after_first) <= 0.02, [round(e, 3) for e in stats.errors]
+
+
+@pytest.mark.parametrize(
+    ("server_options", "values"),
+    [
+        ({"thinking_words": 60}, {"reasoning.includeInContext": True}),
+        ({"hidden_prompt": 300}, {}),
+        ({"hidden_prompt": 500, "thinking_words": 60}, {"reasoning.includeInContext": True}),
+    ],
+    ids=["thinking sent back", "hidden server prompt", "both"],
+)
+async def test_compactions_are_spaced_at_a_small_window(store, loopback, server_options, values):
+    server = loopback.default = ModelServer(**server_options)
+    conv = conversation(store, loopback, settings_for(2000, **values), "openai")
+    stats = await run(conv, server, turns=40)
+    assert stats.answered == stats.turns and stats.blocked == 0 and server.refusals == []
+    # the keep plan leaves room for what the server counts beyond the tokenizer, so a compaction lasts
+    assert stats.most_in_a_row == 1 and stats.compactions <= stats.turns // 5, stats.compactions
