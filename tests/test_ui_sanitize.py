@@ -31,6 +31,14 @@ def test_plain_text_newlines_tabs_and_unicode_are_untouched():
     assert sanitize("a\r\nb") == "a\nb"
 
 
+def test_text_that_would_disguise_itself_is_shown_by_code_point():
+    # a file name that reads "exe.txt" backwards, a word with a hidden break, a stray byte order mark
+    assert sanitize("report\u202etxt.exe") == "report⟨U+202E⟩txt.exe"
+    assert sanitize("pay\u200bpal \u2067x\u2069 \ufeff") == "pay⟨U+200B⟩pal ⟨U+2067⟩x⟨U+2069⟩ ⟨U+FEFF⟩"
+    family, persian = "👨\u200d👩\u200d👧", "می\u200cخواهم"  # joiners that make one emoji or one word stay
+    assert sanitize(family) == family and sanitize(persian) == persian
+
+
 def test_stream_holds_a_sequence_split_across_chunks():
     s = StreamSanitizer()
     pieces = ["ab\x1b]52;c;aGk", "=\x1b", "\\cd\x1b[", "2", "Jef\x1b"]

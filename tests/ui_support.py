@@ -114,8 +114,8 @@ def chat_stream(
     return encode_sse(chunks, done=finish)
 
 
-async def wait_for(pilot: Any, predicate: Any, timeout: float = 5.0) -> None:
-    """Poll the app until ``predicate()`` holds (streams arrive over real sockets)."""
+async def wait_for(pilot: Any, predicate: Any, timeout: float = 30.0) -> None:
+    """Poll the app until ``predicate()`` holds (streams arrive over real sockets; a loaded machine is slow)."""
     import asyncio
 
     loop = asyncio.get_running_loop()

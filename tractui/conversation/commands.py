@@ -21,7 +21,19 @@ from tractui.providers.config import ProviderConfig
 from tractui.providers.preview import describe_parameters, sent_parameters, setting_effect
 
 Action = Literal[
-    "help", "context", "compact", "new", "sessions", "retry", "edit", "copy", "export", "theme", "clear", "quit"
+    "help",
+    "context",
+    "compact",
+    "new",
+    "sessions",
+    "retry",
+    "edit",
+    "copy",
+    "export",
+    "theme",
+    "tools",
+    "clear",
+    "quit",
 ]
 EXPORT_FORMATS = (("md", "Markdown transcript"), ("json", "JSON with every block and usage"))
 
@@ -92,6 +104,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("copy", "", "copy the last reply to the clipboard"),
     CommandSpec("export", "[md|json] [PATH]", "export this session", EXPORT_FORMATS),
     CommandSpec("theme", "[NAME]", "switch the colour theme"),
+    CommandSpec("tools", "", "MCP servers and their tools; switch a tool off or on"),
     CommandSpec("clear", "", "clear the screen (the history stays)"),
     CommandSpec("quit", "", "leave tractui"),
 )
@@ -128,7 +141,7 @@ def dispatch(line: str, ctx: CommandContext) -> CommandResult:
         return handler(rest, ctx)
     if name == "help":
         return CommandResult(message=help_text(), action="help")
-    if rest and name not in ("compact", "export", "theme"):
+    if rest and not spec.args_hint:
         return _error(f"/{name} takes no arguments")
     return CommandResult(action=name, args=rest)  # type: ignore[arg-type]
 

@@ -6,10 +6,12 @@ and clears the screen, 8-bit C1 bytes do the same in one character, BEL and
 BS ring and rub out. Two renderings, one classification:
 
 * ``sanitize`` removes sequences whole and drops lone controls: the app's view,
-  where text is read and an escape has nothing to show.
-* ``inert`` shows every control as its code (``\\x1b``) and BiDi overrides as
-  ``⟨U+202E⟩``: what tractui prints to a terminal or exports, where the reader
-  should see that something was there.
+  where text is read and an escape has nothing to show. BiDi overrides and
+  invisible characters are shown as ``⟨U+202E⟩``: they would let text disguise
+  itself (a file name read backwards, a word with a hidden break).
+* ``inert`` shows every control as its code (``\\x1b``) and BiDi overrides and
+  invisible characters as ``⟨U+202E⟩``: what tractui prints to a terminal or
+  exports, where the reader should see that something was there.
 
 Newline and tab are text; ``\\r\\n`` is a newline.
 """
@@ -28,18 +30,22 @@ _SEQUENCE = (
 )
 CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 (but \t, \n), DEL, C1 (8-bit CSI/OSC too)
 BIDI = "\u202a-\u202e\u2066-\u2069"  # embeddings, overrides, isolates: they reorder the text around them
+# zero-width space, word joiner, byte order mark: invisible; ZWJ and ZWNJ stay (emoji, Persian script)
+INVISIBLE = "\u200b\u2060\ufeff"
 _UNSAFE = re.compile(f"{_SEQUENCE}|[{CONTROLS}]")
-_SHOWN = re.compile(f"[{CONTROLS}{BIDI}]")
+_DISGUISE = re.compile(f"[{BIDI}{INVISIBLE}]")
+_SHOWN = re.compile(f"[{CONTROLS}{BIDI}{INVISIBLE}]")
 # A prefix of a sequence that has not finished yet (split across stream chunks).
 _PARTIAL = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[ -/]*)?")
 _HOLD_LIMIT = 4096  # an unterminated string longer than this is dropped, not held forever
 
 
 def sanitize(text: str) -> str:
-    """``text`` with every escape sequence and control character (but newline, tab) removed."""
+    """``text`` with every escape sequence and control character (but newline, tab) removed,
+    and BiDi overrides and invisible characters shown as their code points."""
     if text.isprintable():
         return text
-    return _UNSAFE.sub("", text.replace("\r\n", "\n"))
+    return _DISGUISE.sub(_shown, _UNSAFE.sub("", text.replace("\r\n", "\n")))
 
 
 class StreamSanitizer:
@@ -75,7 +81,7 @@ def _shown(match: re.Match[str]) -> str:
 
 
 def inert(text: str) -> str:
-    """``text`` with each control character (but newline, tab) and BiDi override shown as its code.
+    """``text`` with each control character (but newline, tab), BiDi override and invisible character shown as its code.
 
     Stateless, character by character: a sequence split across stream chunks
     is as inert in pieces as whole.
@@ -89,7 +95,7 @@ def _escaped(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
-_JSON_RAW = re.compile(f"[\x7f-\x9f{BIDI}]")  # what json.dumps leaves raw that a terminal would act on
+_JSON_RAW = re.compile(f"[\x7f-\x9f{BIDI}{INVISIBLE}]")  # what json.dumps leaves raw that a terminal would act on
 
 
 def json_text(data: Any, *, indent: int | None = None) -> str:

@@ -22,12 +22,16 @@ from textual.widgets import Static, TextArea
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from tractui.conversation.commands import is_command
+from tractui.tools.consent import Decision, ToolRequest
+from tractui.tools.server import McpConnection
+from tractui.tools.toolbox import Toolbox
 from tractui.ui.host import CommandHost
 from tractui.ui.pacing import FrameBudgets
 from tractui.ui.palette import SlashCommands
 from tractui.ui.pending import PendingConversation
 from tractui.ui.render import ReplyRenderer
 from tractui.ui.sanitize import sanitize
+from tractui.ui.screens.tools import ToolsScreen
 from tractui.ui.settle import settle
 from tractui.ui.themes import DEFAULT_THEME, OUR_VARIABLES, load_themes, variable_defaults
 from tractui.ui.widgets.chat_log import ChatLog
@@ -37,6 +41,7 @@ from tractui.ui.widgets.footer import GaugeFooter, Totals
 from tractui.ui.widgets.input_box import InputBox
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
 from tractui.ui.widgets.new_below import NewContentHint
+from tractui.ui.widgets.tool_call import ToolCallView
 
 if TYPE_CHECKING:
     from tractui.conversation.conversation import Conversation
@@ -58,6 +63,7 @@ class TractApp(App[int]):
         Binding("ctrl+c", "copy_or_quit", "Copy / quit", priority=True, show=False),
         Binding("escape", "cancel", "Cancel", show=False),
         Binding("ctrl+t", "fold_thinking", "Fold thinking", show=False),
+        Binding("ctrl+o", "open_tool_call", "Open the newest tool call", show=False),
         Binding("ctrl+end", "follow", "Follow", priority=True, show=False),
         Binding("pageup", "scroll_chat('page_up')", "Scroll up", priority=True, show=False),
         Binding("pagedown", "scroll_chat('page_down')", "Scroll down", priority=True, show=False),
@@ -186,6 +192,7 @@ class TractApp(App[int]):
         from tractui.core.tokens import encoding_for_model, get_encoding
 
         await asyncio.to_thread(get_encoding, encoding_for_model(self.conversation.config.model))
+        self._start_tools()
         await self.show_history(initial=True)
         if follow:
             await self.host.follow_session_profile()
@@ -208,6 +215,63 @@ class TractApp(App[int]):
         variables.update(merged)
         self.theme_variables = variables
         return variables
+
+    # -- tools -------------------------------------------------------------
+    @property
+    def toolbox(self) -> Toolbox | None:
+        tools = self._conversation.tools if self._conversation is not None else None
+        return tools if isinstance(tools, Toolbox) else None
+
+    def _start_tools(self) -> None:
+        """Start the MCP servers in the background and ask the user before each call."""
+        self.conversation.approve = self.ask_consent
+        box = self.toolbox
+        if box is not None:
+            box.on_change = self._tools_changed
+            box.start()
+
+    def _tools_changed(self, connection: McpConnection) -> None:
+        if isinstance(self.screen, ToolsScreen):
+            self.screen.refresh_servers()
+        if connection.state == "failed":
+            self.call_later(self.note, f"MCP server {connection.name} failed: {connection.reason} (/tools)", error=True)
+
+    async def ask_consent(self, request: ToolRequest) -> Decision:
+        """The user's choice for one call; Esc stops the whole reply."""
+        from tractui.ui.screens.consent import ConsentScreen
+
+        chosen: asyncio.Future[Decision | None] = asyncio.get_running_loop().create_future()
+        screen = ConsentScreen(request)
+        await self.push_screen(screen, callback=lambda decision: _resolve(chosen, decision))
+        try:
+            decision = await chosen
+        finally:
+            if screen.is_attached and self.screen is screen:  # the reply was stopped meanwhile
+                screen.dismiss(None)
+        if decision is None:  # Esc: the call and the rest of the turn are answered as cancelled
+            await self.action_cancel()
+            raise asyncio.CancelledError
+        return decision
+
+    async def show_tools(self) -> None:
+        box = self.toolbox
+        if box is None:
+            await self.note(
+                "no MCP servers configured: add [mcp.servers.NAME] to config.toml or run "
+                "`tractui mcp import FILE` (docs/tools.md)"
+            )
+            return
+        await self.push_screen(ToolsScreen(box, enabled=self.settings.view.tools_enabled))
+
+    async def on_unmount(self) -> None:
+        """Stop the MCP servers and close the provider's connections before the loop ends."""
+        if self._conversation is None:
+            return
+        box = self.toolbox
+        if box is not None:
+            box.on_change = None  # the screens are gone
+            await box.aclose()
+        await self._conversation.aclose()
 
     # -- notes in the conversation -----------------------------------------
     async def note(self, text: str, *, error: bool = False) -> Static:
@@ -513,6 +577,13 @@ class TractApp(App[int]):
                 if view.folded != fold:
                     view.toggle_fold()
 
+    def action_open_tool_call(self) -> None:
+        """Open (or close) the newest tool call's arguments and result."""
+        views = self.query(ToolCallView)
+        if views:
+            with self.query_one(ChatLog).reading_kept():
+                views.last().toggle()
+
     def action_follow(self) -> None:
         self.query_one(ChatLog).jump_to_end()
         self.query_one(NewContentHint).display = False
@@ -661,6 +732,11 @@ class TractApp(App[int]):
         await self.query_one(ChatLog).remove_children()
         self.action_follow()  # nothing is left to read further up: no bar, the next note in view
         await self.note("Screen cleared; the history is kept (/sessions, --continue).")
+
+
+def _resolve(future: asyncio.Future[Decision | None], decision: Decision | None) -> None:
+    if not future.done():
+        future.set_result(decision)
 
 
 def _compactions(conversation: Conversation) -> int:

@@ -184,6 +184,9 @@ class CommandHost:
             return
         await app.note(f"Theme: {name} (remembered)")
 
+    async def _do_tools(self, _: str) -> None:
+        await self.app.show_tools()
+
     async def _do_clear(self, _: str) -> None:
         await self.app.clear_view()
 

@@ -97,7 +97,10 @@ def tune_gc() -> None:
 def _conversation(store: HistoryStore, startup: Startup, session_id: str | None) -> Conversation:
     # imported here: session pulls in providers, httpx and compaction, which the first frame does not need
     from tractui.conversation.conversation import Conversation
+    from tractui.tools.setup import build_toolbox
 
-    return Conversation(
+    conversation = Conversation(
         store, startup.settings, startup.config, session_id=session_id, profile_name=startup.profile_name
     )
+    conversation.tools = build_toolbox(startup.mcp, startup.config, startup.mcp_servers)  # started by the app
+    return conversation

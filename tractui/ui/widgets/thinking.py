@@ -124,8 +124,8 @@ class ThinkingView(Column):
         self.refresh_header()
 
     def refresh_header(self) -> None:
-        if self.is_mounted:
-            self.query_one(ThinkingHeader).update(self._header())
+        for header in self.query_children(ThinkingHeader):  # none before compose; is_mounted is False in on_mount
+            header.update(self._header())
 
     def _header(self) -> str:
         marker = "▸ " if self.folded else ""

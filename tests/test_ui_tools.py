@@ -1,0 +1,208 @@
+"""Tools in the app: each call drawn with its result, the user asked before it runs, /tools."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from textual.widgets import SelectionList
+from ui_support import build_app, screen_text, settle, type_line, wait_for
+
+from tractui.config.mcp import McpConfig, McpServer
+from tractui.tools.consent import ConsentPolicy
+from tractui.tools.setup import demo_server
+from tractui.tools.toolbox import Toolbox
+from tractui.ui.app import TractApp
+from tractui.ui.screens.consent import ConsentScreen
+from tractui.ui.widgets.tool_call import ToolCallView
+
+SIZE = (110, 36)
+QUESTION = "what is 17 times 23?"
+HOSTILE = Path(__file__).with_name("mcp_test_server.py")
+
+
+def demo_box(tmp_path: Path, **servers: McpServer) -> Toolbox:
+    return Toolbox(
+        McpConfig(servers=servers or {"demo": demo_server()}), log_dir=tmp_path / "mcp", consent=ConsentPolicy()
+    )
+
+
+@pytest.fixture
+async def app(tmp_path: Path) -> AsyncIterator[TractApp]:
+    built = build_app(tmp_path)
+    built.conversation.tools = demo_box(tmp_path)
+    yield built
+
+
+async def asked(pilot, app: TractApp) -> None:
+    """Wait until the consent question is on screen with its buttons."""
+
+    def shown() -> bool:
+        focused = app.focused
+        return (
+            isinstance(app.screen, ConsentScreen)
+            and focused is not None
+            and focused.id == "consent-once"
+            and focused.region.width > 0
+        )
+
+    await wait_for(pilot, shown, timeout=60)
+
+
+def untimed(screen: str) -> str:
+    lines = re.sub(r"Thought for \d+s", "Thought", screen).splitlines()
+    return "\n".join(line.rstrip() for line in lines).strip()
+
+
+def tool_commits(app: TractApp) -> list[dict[str, object]]:
+    return [dict(c.content.metadata) for c in app.conversation.history() if c.kind == "tool"]
+
+
+async def test_a_call_waits_for_consent_then_runs_and_the_reply_goes_on(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, QUESTION)
+        await wait_for(pilot, lambda: "Run the tool demo.multiply?" in screen_text(app), timeout=60)
+        await wait_for(pilot, lambda: [v.status for v in app.query(ToolCallView)] == ["waiting"])
+        await pilot.press("y")
+        await settle(pilot)
+        view = app.query_one(ToolCallView)
+        assert view.status == "done" and view.result == "391" and view.label == "demo.multiply"
+        shown = screen_text(app)
+        assert '⚙ demo.multiply {"a": 17, "b": 23} · ✓' in shown and "→ 391" in shown
+        assert "391" in shown.split("→ 391", 1)[1]  # the answer after the call uses the result
+        assert [m["status"] for m in tool_commits(app)] == ["done"]
+
+
+async def test_denied_with_a_reason_the_model_is_told_and_nothing_runs(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, QUESTION)
+        await asked(pilot, app)
+        await pilot.click("#consent-reason", offset=(5, 1))
+        await pilot.press(*"not now")  # letters go to the reason box, not to the y/s/a/n keys
+        await pilot.press("enter")
+        await settle(pilot)
+        view = app.query_one(ToolCallView)
+        assert view.status == "denied" and view.result == "denied by the user: not now"
+        assert [m["status"] for m in tool_commits(app)] == ["denied"]
+
+
+async def test_esc_at_the_question_stops_the_reply_and_answers_the_call(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, QUESTION)
+        await asked(pilot, app)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConsentScreen)
+        assert app.query_one(ToolCallView).status == "cancelled"
+        assert [m["status"] for m in tool_commits(app)] == ["cancelled"]
+        assert not app.streaming
+        await type_line(pilot, "hello again")  # the prompt has the keys again
+        await settle(pilot)
+        assert "hello again" in screen_text(app)
+
+
+async def test_always_allowed_for_the_session_asks_once(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, QUESTION)
+        await asked(pilot, app)
+        await pilot.press("s")
+        await settle(pilot)
+        await type_line(pilot, "and 6 times 7?")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConsentScreen)
+        assert [v.result for v in app.query(ToolCallView)] == ["391", "42"]
+
+
+async def test_a_resumed_session_draws_each_call_with_its_result_inside_its_reply(tmp_path, app):
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, QUESTION)
+        await asked(pilot, app)
+        await pilot.press("y")
+        await settle(pilot)
+        live = screen_text(app)
+        session = app.conversation.session_id
+    resumed = build_app(tmp_path)
+    resumed.conversation.open_session(session)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        (view,) = resumed.query(ToolCallView)
+        assert (view.status, view.result, view.label) == ("done", "391", "demo.multiply")
+        assert len(resumed.query(".assistant-message")) == 1  # the call and the answer after it: one reply
+        shown = screen_text(resumed)
+        assert "Thought · 16 tokens" in shown  # how long it thought is not recorded; the rest is as it was
+        assert untimed(shown[shown.index(QUESTION) :]) == untimed(live[live.index(QUESTION) :])
+
+
+async def test_ctrl_o_opens_the_newest_call_with_its_arguments_and_result(app):
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, QUESTION)
+        await asked(pilot, app)
+        await pilot.press("y")
+        await settle(pilot)
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: "arguments:" in screen_text(app) and "result:" in screen_text(app))
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: "result:" not in screen_text(app) and "→ 391" in screen_text(app))
+
+
+async def test_slash_tools_lists_the_servers_and_a_tool_switched_off_is_not_offered(app):
+    async with app.run_test(size=SIZE) as pilot:
+        box = app.toolbox
+        assert box is not None
+        await wait_for(pilot, lambda: box.connections["demo"].state == "ready", timeout=60)
+        await type_line(pilot, "/tools")
+        await wait_for(pilot, lambda: "demo.multiply" in screen_text(app))
+        shown = screen_text(app)
+        assert "demo  ready" in shown and "demo.add" in shown
+        listing = app.screen.query_one("#tools-list", SelectionList)
+
+        def highlighted() -> object:
+            return None if listing.highlighted is None else listing.get_option_at_index(listing.highlighted).value
+
+        for _ in range(listing.option_count + 1):
+            if highlighted() == ("demo", "multiply"):
+                break
+            await pilot.press("down")
+        assert highlighted() == ("demo", "multiply")
+        await pilot.press("space")
+        await pilot.press("escape")
+        assert ("demo", "multiply") in box.switched_off
+        assert "demo__multiply" not in [s.name for s in app.conversation.next_tools()]
+        await type_line(pilot, "multiply 17 by 23")  # the demo model answers without the tool it was not offered
+        await settle(pilot)
+        assert not app.query(ToolCallView) and not isinstance(app.screen, ConsentScreen)
+
+
+async def test_slash_tools_without_servers_says_how_to_add_one(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "/tools")
+        await settle(pilot)
+        assert "no MCP servers configured" in screen_text(app)
+
+
+async def test_a_failed_server_is_one_line_with_its_reason(tmp_path):
+    app = build_app(tmp_path)
+    app.conversation.tools = demo_box(tmp_path, broken=McpServer(command="tractui-no-such-command-xyz"))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: "MCP server broken failed" in screen_text(app), timeout=60)
+        assert "Traceback" not in screen_text(app)
+
+
+async def test_what_a_hostile_server_describes_is_shown_inert(tmp_path):
+    import sys
+
+    app = build_app(tmp_path)
+    app.conversation.tools = demo_box(tmp_path, hostile=McpServer(command=sys.executable, args=[str(HOSTILE)]))
+    async with app.run_test(size=SIZE) as pilot:
+        box = app.toolbox
+        assert box is not None
+        await wait_for(pilot, lambda: box.connections["hostile"].state != "starting", timeout=60)
+        await type_line(pilot, "/tools")
+        await wait_for(pilot, lambda: "hostile.disguised" in screen_text(app))
+        shown = screen_text(app)
+        assert "hostile.disguised  Looks harmless" in shown
+        assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
+        assert "harmless ⟨U+202E⟩evil" in shown  # the override is shown, not obeyed

@@ -1,0 +1,93 @@
+"""``/tools``: each MCP server (starting, ready or failed, with the reason) and its tools.
+
+A tool is switched off or on with Space or a click: the next request offers
+the tools left on. Names and descriptions come from the servers: sanitised
+and drawn without markup.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import SelectionList, Static
+from textual.widgets.selection_list import Selection
+
+from tractui.tools.server import McpConnection
+from tractui.tools.toolbox import Toolbox
+from tractui.ui.format import duration
+from tractui.ui.sanitize import sanitize
+from tractui.ui.widgets.tool_call import one_line
+
+DESCRIPTION = 70  # characters of a tool's description on its line
+
+
+def server_line(connection: McpConnection) -> str:
+    match connection.state:
+        case "ready":
+            took = connection.ready_after
+            after = f" in {duration(took)}" if took is not None else ""
+            plural = "" if len(connection.tools) == 1 else "s"
+            state = f"ready{after} · {len(connection.tools)} tool{plural}"
+        case "failed":
+            state = f"failed: {connection.reason}"
+        case _:
+            state = connection.state
+    return sanitize(f"{connection.name}  {state}")
+
+
+class ToolsScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Close")]
+
+    def __init__(self, toolbox: Toolbox, *, enabled: bool = True) -> None:
+        super().__init__(classes="overlay")
+        self.toolbox = toolbox
+        self.enabled = enabled
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="tools-box", classes="overlay-box"):
+            yield Static("MCP servers", id="tools-title")
+            yield Static(id="tools-servers", markup=False)
+            yield SelectionList[tuple[str, str]](id="tools-list")
+            yield Static(self._hint(), classes="overlay-hint", markup=False)
+
+    def _hint(self) -> str:
+        off = "" if self.enabled else "tools are off for this session (/set tools.enabled true) · "
+        return f"{off}Space switches a tool off or on · Esc to close · logs: the data folder's mcp/"
+
+    def on_mount(self) -> None:
+        self.refresh_servers()
+        self.query_one("#tools-list").focus()
+
+    def refresh_servers(self) -> None:
+        """Redraw after a server changed state; what the user switched stays as it is."""
+        box = self.toolbox
+        lines = [server_line(c) for c in box.connections.values()]
+        self.query_one("#tools-servers", Static).update("\n".join(lines) or "no servers")
+        listing = self.query_one("#tools-list", SelectionList)
+        highlighted = listing.highlighted
+        listing.clear_options()
+        for connection in box.connections.values():
+            for tool in connection.tools:
+                configured = connection.config.tools.offers(tool.name)
+                label = Text(sanitize(f"{connection.name}.{tool.name}"), style="bold")
+                if not configured:
+                    label.append("  excluded in config.toml", style="dim")
+                elif tool.description:
+                    label.append(sanitize(f"  {one_line(tool.description, DESCRIPTION)}"), style="dim")
+                value = (connection.name, tool.name)
+                listing.add_option(Selection(label, value, box.offered(*value), disabled=not configured))
+        if highlighted is not None and highlighted < listing.option_count:
+            listing.highlighted = highlighted
+
+    def on_selection_list_selection_toggled(self, event: SelectionList.SelectionToggled[tuple[str, str]]) -> None:
+        server, tool = event.selection.value
+        pair = (server, tool)
+        if pair in self.toolbox.switched_off:
+            self.toolbox.switched_off.discard(pair)
+        else:
+            self.toolbox.switched_off.add(pair)
