@@ -8,6 +8,7 @@ import tomllib
 import pytest
 from ui_support import build_app, screen_text, settle, type_line
 
+from tractui.ui import format as fmt
 from tractui.ui.screens.context import ContextScreen
 from tractui.ui.screens.help import HelpScreen
 from tractui.ui.screens.sessions import SessionsScreen
@@ -107,7 +108,8 @@ async def test_context_overlay_shows_breakdown(tmp_path):
         for word in ("messages", "thinking", "system", "output reserve", "free", "basis: last call read"):
             assert word in text
         reading = app.conversation.gauge()
-        assert f"{reading.effective} / 128k" in text
+        label = f"{reading.effective} / {fmt.tokens(reading.usable)} · compacts at {fmt.tokens(reading.threshold)}"
+        assert label in text and "┆ marks" in text
         await pilot.press("escape")
         assert not isinstance(app.screen, ContextScreen)
 
@@ -269,8 +271,11 @@ async def test_a_narrow_footer_keeps_the_gauge_figure(tmp_path):
         footer = app.query_one(GaugeFooter)
         assert footer.has_class("-narrow") and footer.has_class("-tiny")
         assert not app.query_one("#footer-totals").display and not app.query_one("#footer-where").display
-        assert "/ 128k" in str(app.query_one("#footer-gauge").render())
+        reading = app.conversation.gauge()
+        shown = str(app.query_one("#footer-gauge").render())
+        assert f"/ {fmt.tokens(reading.usable)}" in shown and "compacts" not in shown  # the point needs room
     async with build_app(tmp_path).run_test(size=(120, 20)) as pilot:
         await settle(pilot)
+        assert f"compacts at {fmt.tokens(reading.threshold)}" in str(pilot.app.query_one("#footer-gauge").render())
         assert pilot.app.query_one("#footer-where").display
         assert str(pilot.app.query_one("#footer-where").render()) == "demo"

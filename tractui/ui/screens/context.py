@@ -62,8 +62,15 @@ def context_report(reading: Any, colours: dict[str, str], compactions: int = 0) 
         f"window {fmt.tokens(reading.limit)} · usable {fmt.tokens(reading.usable)} after the reserve and margin · "
         f"compacts past {fmt.tokens(reading.threshold)} ({share:.0%} of usable)\n"
     )
+    notes.append(
+        "the footer's bar fills towards the usable window; its ┆ marks where compaction fires, and the colour "
+        "turns as the reading nears and passes that point\n"
+    )
     if reading.estimated or basis is None:
-        notes.append("basis: estimated with the tokenizer (no provider usage yet, or history changed since)\n")
+        notes.append(
+            'basis: estimated with the tokenizer — "est." in the footer — because no provider has reported usage '
+            "for this history yet (or it changed since); the next reply's usage makes it exact\n"
+        )
     else:
         notes.append(
             f"basis: last call read {fmt.tokens(basis.input_tokens)}, wrote {fmt.tokens(basis.output_tokens)}"

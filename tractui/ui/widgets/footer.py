@@ -1,8 +1,9 @@
 """The footer: provider · model · profile, the live context gauge, session totals.
 
-The gauge shows exactly the reading compaction decides on: a bar and
-``52.1k / 200k (26%)``, "est." while estimated, warning-coloured near the
-compression threshold and error-coloured past it.
+The gauge shows exactly the reading compaction decides on, against what can
+be sent (the window less the output reserve and margin): a bar with ``┆`` where
+compaction fires and ``52.1k / 180k · compacts at 153k``, "est." while
+estimated, warning-coloured near the compaction point and error-coloured past it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class Reading(Protocol):
     @property
     def limit(self) -> int: ...
     @property
+    def usable(self) -> int: ...
+    @property
     def threshold(self) -> int: ...
 
 
@@ -53,10 +56,11 @@ def level(reading: Reading) -> Level:
     return "ok"
 
 
-def gauge_label(reading: Reading) -> str:
-    percent = 100 * reading.effective / reading.limit if reading.limit else 0
+def gauge_label(reading: Reading, *, short: bool = False) -> str:
+    """``effective / usable · compacts at threshold``; ``short`` leaves out where it compacts."""
     est = " est." if reading.estimated else ""
-    return f"{fmt.tokens(reading.effective)} / {fmt.tokens(reading.limit)} ({percent:.0f}%){est}"
+    where = "" if short else f" · compacts at {fmt.tokens(reading.threshold)}"
+    return f"{fmt.tokens(reading.effective)} / {fmt.tokens(reading.usable)}{where}{est}"
 
 
 class GaugeFooter(Horizontal):
@@ -82,6 +86,7 @@ class GaugeFooter(Horizontal):
         width = self.size.width
         self.set_class(width < NARROW, "-narrow")
         self.set_class(width < TINY, "-tiny")
+        self._redraw()
 
     def show_totals(self, totals: Totals) -> None:
         parts = []
@@ -111,9 +116,10 @@ class GaugeFooter(Horizontal):
         colours = self.app.theme_variables
         fill = colours.get(f"gauge-{self.level}", "green")
         empty = colours.get("gauge-empty", "grey30")
-        fraction = min(1.0, reading.effective / reading.limit) if reading.limit else 0.0
+        scale = reading.usable
+        fraction = min(1.0, reading.effective / scale) if scale else 1.0
         filled = round(fraction * BAR_WIDTH)
-        mark = min(BAR_WIDTH - 1, int(reading.threshold / reading.limit * BAR_WIDTH)) if reading.limit else BAR_WIDTH
+        mark = min(BAR_WIDTH - 1, int(reading.threshold / scale * BAR_WIDTH)) if scale else BAR_WIDTH
         bar = Text()
         for i in range(BAR_WIDTH):
             if i == mark and i >= filled:
@@ -121,5 +127,6 @@ class GaugeFooter(Horizontal):
             else:
                 bar.append("━", style=fill if i < filled else empty)
         bar.append("  ")
-        bar.append(gauge_label(reading), style=fill if self.level != "ok" else "")
+        short = self.has_class("-narrow")
+        bar.append(gauge_label(reading, short=short), style=fill if self.level != "ok" else "")
         return bar
