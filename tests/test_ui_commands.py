@@ -48,6 +48,30 @@ async def test_help_set_and_unknown_commands(tmp_path):
         assert notes(app)[-1] == "unknown command /sett; did you mean /set?"
 
 
+async def test_help_on_a_short_terminal_keeps_its_close_hint_in_view_and_scrolls(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await run(pilot, "/help")
+        shown = screen_text(app)
+        assert "Esc to close" in shown and "Ctrl+O" not in shown  # the keys are further down
+        for _ in range(40):
+            await pilot.press("down")
+        await settle(pilot)
+        assert "Ctrl+O" in screen_text(app) and "Esc to close" in screen_text(app)
+
+
+async def test_the_palette_offers_one_theme_command(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        await pilot.press(*"theme")
+        await pilot.pause(0.5)
+        await settle(pilot)
+        entries = [line.strip() for line in screen_text(app).splitlines() if line.strip() in ("Theme", "/theme")]
+        assert entries == ["/theme"]  # Textual's picker would not remember the choice
+
+
 async def test_hiding_thinking_applies_to_past_and_future_replies(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.screen import Screen
 from textual.widgets import Static, TextArea
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
@@ -150,6 +151,10 @@ class TractApp(App[int]):
         yield CompletionPopup()
         yield InputBox()
         yield GaugeFooter()
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's own commands, less its theme picker: ``/theme`` switches and remembers."""
+        return (c for c in super().get_system_commands(screen) if c.title != "Theme")
 
     async def on_mount(self) -> None:
         if self._wanted_theme in self.available_themes:

@@ -19,6 +19,7 @@ KEYS = (
     ("Tab", "complete a command"),
     ("Esc", "cancel the reply (what arrived is kept)"),
     ("Ctrl+T", "fold / unfold long thinking"),
+    ("Ctrl+O", "open / close the newest tool call"),
     ("Page Up / Page Down", "scroll the conversation"),
     ("Ctrl+Home", "scroll to the oldest message"),
     ("Ctrl+End", "follow the newest content"),
@@ -41,9 +42,9 @@ class HelpScreen(ModalScreen[None]):
         keys = Table.grid(padding=(0, 2))
         for key, text in KEYS:
             keys.add_row(Text(key, style="bold"), text)
-        with VerticalScroll(id="help-box", classes="overlay-box"):
+        with VerticalScroll(id="help-box", classes="overlay-box") as box:
+            box.border_subtitle = "Esc to close · ↑ ↓ scroll"  # on the border: in view on any terminal height
             yield Static(Text("Commands", style="bold underline"))
             yield Static(commands)
             yield Static(Text("\nKeys", style="bold underline"))
             yield Static(keys)
-            yield Static("Esc to close", classes="overlay-hint")
