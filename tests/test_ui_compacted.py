@@ -26,7 +26,7 @@ def _compacted_session(store) -> str:
     store.append(
         sid,
         "summary",
-        Content(speaker="system", blocks=[TextBlock(text="GOAL: learn lists. DECISIONS: use slicing.")]),
+        Content(speaker="system", blocks=[TextBlock(text="## GOAL: learn lists\n\n- **DECISIONS:** use slicing.")]),
         metadata=summary_metadata(ids[0], ids[3]),
     )
     store.append(sid, "user", Content.human("question 3"))
@@ -45,15 +45,16 @@ async def test_compacted_originals_are_dimmed_and_the_summary_opens(tmp_path):
         assert [u.has_class("-compacted") for u in users] == [True, True, False, False]
         assert [r.has_class("-compacted") for r in replies] == [True, True, False, False]
         marker = app.query_one(SummaryMarker)
-        assert marker.replaced == 4
+        assert marker.replaced == 2  # two turns: the unit compaction's notices use
         chat = list(app.query_one("#chat").children)
         assert chat.index(marker) == chat.index(users[3]) - 1  # where the summary commit sits in the branch
-        assert "Summary of 4 earlier messages" in screen_text(app)
+        assert "Summary of 2 earlier turns" in screen_text(app)
         assert "GOAL: learn lists" not in screen_text(app)
         marker.focus()
         await pilot.press("enter")
         await pilot.pause()
         assert marker.open and "GOAL: learn lists" in screen_text(app)
+        assert "##" not in screen_text(app) and "**" not in screen_text(app)  # drawn as Markdown
         assert "question 0" in str(users[0].render())  # originals kept, verbatim
 
 
@@ -67,3 +68,30 @@ async def test_no_compaction_nothing_dimmed(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert not app.query(".-compacted") and not app.query(SummaryMarker)
+
+
+async def test_a_compaction_before_a_reply_is_told_above_it_and_drawn_as_a_resume_draws_it(tmp_path):
+    from ui_support import type_line
+
+    from tractui.ui.widgets.message import StatusLine
+
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        for i in range(4):
+            await type_line(pilot, f"question {i}: tell me about lists")
+            await settle(pilot)
+        app.settings.set("context-limit", "4000")
+        app.settings.set("max-tokens", "256")
+        app.settings.set("compression-threshold", "0.1")  # past it: the next message compacts first
+        await type_line(pilot, "one more question")
+        await settle(pilot)
+        marker = app.query_one(SummaryMarker)  # drawn at once, not only after a resume
+        chat = list(app.query_one("#chat").children)
+        reply = list(app.query(AssistantMessage))[-1]
+        assert chat.index(marker) < chat.index(reply)
+        assert any(u.has_class("-compacted") for u in app.query(UserMessage))
+        lines = [c for c in reply.children if isinstance(c, StatusLine)]
+        assert lines and all(line.kind == "notice" for line in lines)  # the progress lines are gone
+        assert reply.children.index(lines[-1]) < reply.children.index(reply.query_one(".parts"))  # above the reply
+        assert "compacting first" in lines[0].text and "compacted" in lines[-1].text
+        assert f"Summary of {marker.replaced} earlier turn" in screen_text(app)

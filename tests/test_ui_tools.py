@@ -52,8 +52,11 @@ async def asked(pilot, app: TractApp) -> None:
 
 
 def untimed(screen: str) -> str:
-    lines = re.sub(r"Thought for \d+s", "Thought", screen).splitlines()
-    return "\n".join(line.rstrip() for line in lines).strip()
+    """The screen's text without how long thinking took (not recorded) and the scrollbar's thumb
+    (it moves with what is above the compared part)."""
+    lines = re.sub(r"Thought for \d+s", "Thought", screen[screen.index(QUESTION) :]).splitlines()
+    lines = lines[: next(i for i, line in enumerate(lines) if "╭─" in line)]  # up to the prompt
+    return "\n".join(stripped for line in lines if (stripped := re.sub(r"\s*[▁▂▃▄▅▆▇█]?\s*$", "", line)))
 
 
 def tool_commits(app: TractApp) -> list[dict[str, object]]:
@@ -132,7 +135,7 @@ async def test_a_resumed_session_draws_each_call_with_its_result_inside_its_repl
         assert len(resumed.query(".assistant-message")) == 1  # the call and the answer after it: one reply
         shown = screen_text(resumed)
         assert "Thought · 16 tokens" in shown  # how long it thought is not recorded; the rest is as it was
-        assert untimed(shown[shown.index(QUESTION) :]) == untimed(live[live.index(QUESTION) :])
+        assert untimed(shown) == untimed(live)
 
 
 async def test_ctrl_o_opens_the_newest_call_with_its_arguments_and_result(app):

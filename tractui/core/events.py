@@ -101,9 +101,14 @@ class RetryWait:
 
 @dataclass(frozen=True, slots=True)
 class Notice:
-    """Something the user should read once (e.g. temperature not sent while thinking)."""
+    """Something the user should read once (e.g. temperature not sent while thinking).
+
+    A ``progress`` notice is a step of work under way (a compaction's summary
+    call): the next one replaces it, and it is gone once the work ends.
+    """
 
     message: str
+    progress: bool = False
 
 
 ErrorKind = Literal[

@@ -424,6 +424,7 @@ class TractApp(App[int]):
     @work(exclusive=True, group="stream")
     async def _stream(self, stream: Callable[[], AsyncIterator[TurnEvent]], renderer: ReplyRenderer) -> None:
         timer = self.set_interval(FRAME, self._frame)
+        compacted = _compactions(self.conversation)
         clock = time.perf_counter
         next_frame = clock() + FRAME
         budgets = FrameBudgets()
@@ -444,9 +445,21 @@ class TractApp(App[int]):
                     with self.batch_update():
                         await renderer.finish()
                 self.renderer = None
+                if _compactions(self.conversation) != compacted:
+                    await self._show_compacted(renderer.message)
                 self.refresh_gauge()
                 self.refresh_totals()
                 self._show_new_below()
+
+    async def _show_compacted(self, live: AssistantMessage) -> None:
+        """The reply compacted the history first: redraw as a resume would (the summary marker,
+        the originals dimmed), keeping the reply's notices, which are not stored."""
+        notices = [line.text for line in live.statuses if line.kind == "notice"]
+        await self.show_history()
+        replies = self.query(AssistantMessage)
+        if replies:
+            for text in notices:
+                await replies.last().set_status(text, "notice", above=True)
 
     async def _frame(self) -> None:
         """Show what the stream queued since the last frame. Called by the stream loop

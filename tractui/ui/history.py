@@ -38,7 +38,7 @@ class Entry:
     kind: Literal["user", "reply", "summary"]
     commits: list[Commit]
     dim: bool  # replaced by a compaction summary: shown dimmed
-    replaced: int = 0  # for a summary: how many messages it stands in for
+    replaced: int = 0  # for a summary: how many turns it stands in for
 
     @property
     def size(self) -> int:
@@ -73,7 +73,7 @@ def entries(chain: list[Commit]) -> list[Entry]:
             reply.commits.append(commit)
         elif commit.kind == "summary":
             reply = None
-            shown.append(Entry("summary", [commit], False, _replaced_messages(chain, commit)))
+            shown.append(Entry("summary", [commit], False, _replaced_turns(chain, commit)))
     return shown
 
 
@@ -177,11 +177,12 @@ def _texts(commit: Commit) -> list[str]:
     ]
 
 
-def _replaced_messages(chain: list[Commit], summary: Commit) -> int:
-    """How many user and assistant messages of ``chain`` the summary commit stands in for."""
+def _replaced_turns(chain: list[Commit], summary: Commit) -> int:
+    """How many turns (a message of yours and the reply to it) of ``chain`` the summary commit stands in
+    for: the unit compaction's own notices use."""
     span = summary.metadata.get("replaces") or {}
     ids = [c.id for c in chain]
     if span.get("first") not in ids or span.get("last") not in ids:
         return 0
     covered = chain[ids.index(span["first"]) : ids.index(span["last"]) + 1]
-    return sum(1 for c in covered if c.kind in ("user", "assistant"))
+    return sum(1 for c in covered if c.kind == "user")

@@ -89,7 +89,7 @@ class ReplyRenderer:
         elif isinstance(event, RetryWait):
             ops.append(("retry", event))
         elif isinstance(event, Notice):
-            ops.append(("notice", f"ℹ {sanitize(event.message)}"))
+            ops.append(("progress" if event.progress else "notice", f"ℹ {sanitize(event.message)}"))
         elif isinstance(event, StreamError):
             if event.kind == "cancelled":
                 ops.append(("interrupted", None))
@@ -121,7 +121,9 @@ class ReplyRenderer:
         for kind, payload in ops:
             if self._retry is not None and kind in _TEXT_OPS:
                 self._retry = None
-                await message.clear_retry()
+                await message.clear_statuses("retry")
+            if kind in _TEXT_OPS:
+                await message.clear_statuses("progress")
             if kind == "thinking":
                 view = await message.thinking()
                 await view.append("".join(payload))  # type: ignore[arg-type]
@@ -145,7 +147,10 @@ class ReplyRenderer:
                 self._retry = payload
                 self._retry_until = self._clock() + payload.seconds
                 await self.tick()
+            elif kind == "progress":
+                await message.set_status(str(payload), "progress")
             elif kind == "notice":
+                await message.clear_statuses("progress")
                 await message.set_status(str(payload), "notice")
             elif kind == "error":
                 message.end_thinking()
@@ -191,5 +196,5 @@ class ReplyRenderer:
         await self.flush()
         if self._retry is not None:
             self._retry = None
-            await self.message.clear_retry()
+        await self.message.clear_statuses("retry", "progress")
         await self.message.finish()

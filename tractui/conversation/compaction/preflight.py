@@ -134,6 +134,8 @@ class Preflight:
             async for event in compact_conversation(self.conv, automatic=True, head=self.parent_id):
                 if isinstance(event, CompactionResult):
                     self.result = event
+                else:
+                    yield Notice(f"compacting: {event.message}", progress=True)
             if self.result is not None and self.result.ok and self.result.commit_id is not None:
                 self.parent_id = self.result.commit_id
                 total = compaction_count(self.conv.store.chain(self.conv.session_id or "", head=self.parent_id))

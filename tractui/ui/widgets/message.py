@@ -19,7 +19,7 @@ from tractui.ui.widgets.column import Column
 from tractui.ui.widgets.thinking import RedactedMarker, ThinkingView
 from tractui.ui.widgets.tool_call import ToolCallView
 
-StatusKind = Literal["interrupted", "error", "retry", "notice"]
+StatusKind = Literal["interrupted", "error", "retry", "notice", "progress"]
 INTERRUPTED = "⏹ interrupted — what arrived is kept"
 
 
@@ -37,6 +37,7 @@ class StatusLine(Static):
     def __init__(self, text: str, kind: StatusKind) -> None:
         super().__init__(text, markup=False, classes=f"status -{kind}")
         self.kind = kind
+        self.text = text
 
 
 class AssistantMessage(Column):
@@ -121,20 +122,28 @@ class AssistantMessage(Column):
         self.parts.insert(0, view)
         await self._parts_box.mount(view, before=0)
 
-    async def set_status(self, text: str, kind: StatusKind) -> StatusLine:
-        """Show a status line; a retry countdown is replaced, not stacked."""
-        if kind == "retry":
+    async def set_status(self, text: str, kind: StatusKind, *, above: bool = False) -> StatusLine:
+        """Show a status line; a retry countdown or a progress line is replaced, not stacked.
+
+        Before the reply has any part (or when ``above``), a notice or progress line goes
+        above the parts: it tells of something done before the reply (a compaction).
+        """
+        if kind in ("retry", "progress"):
             for line in self.statuses:
-                if line.kind == "retry":
+                if line.kind == kind:
+                    line.text = text
                     line.update(text)
                     return line
         line = StatusLine(text, kind)
         self.statuses.append(line)
-        await self.mount(line)
+        if (above or not self.parts) and kind in ("notice", "progress"):
+            await self.mount(line, before=self._parts_box)
+        else:
+            await self.mount(line)
         return line
 
-    async def clear_retry(self) -> None:
-        for line in [s for s in self.statuses if s.kind == "retry"]:
+    async def clear_statuses(self, *kinds: StatusKind) -> None:
+        for line in [s for s in self.statuses if s.kind in kinds]:
             self.statuses.remove(line)
             await line.remove()
 

@@ -11,7 +11,7 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.widgets import Static
+from textual.widgets import Markdown, Static
 
 
 class SummaryHeader(Static):
@@ -34,12 +34,12 @@ class SummaryMarker(Vertical, can_focus=True):
 
     def compose(self) -> ComposeResult:
         yield SummaryHeader(self._header(), markup=False, classes="summary-header")
-        yield Static(self.text, markup=False, classes="summary-text")
+        yield Markdown(self.text, classes="summary-text")  # the summary is written in Markdown
 
     def _header(self) -> str:
         plural = "" if self.replaced == 1 else "s"
         arrow = "▾" if self.open else "▸"
-        return f"{arrow} Summary of {self.replaced} earlier message{plural} (the model sees this instead of the dimmed originals)"
+        return f"{arrow} Summary of {self.replaced} earlier turn{plural} (the model sees this instead of the dimmed originals)"
 
     def toggle(self) -> None:
         self.open = not self.open
