@@ -60,6 +60,16 @@ async def test_help_on_a_short_terminal_keeps_its_close_hint_in_view_and_scrolls
         assert "Ctrl+O" in screen_text(app) and "Esc to close" in screen_text(app)
 
 
+async def test_toasts_stay_clear_of_the_prompt(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await pilot.press("ctrl+c")  # "Press Ctrl+C again to quit"
+        await settle(pilot)
+        toast = app.screen.query_one("Toast")  # by its type's name: Textual does not export it
+        prompt = app.query_one("#input").region
+        assert toast.region.height and toast.region.bottom <= prompt.y - 3
+
+
 async def test_the_palette_offers_one_theme_command(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
