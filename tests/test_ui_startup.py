@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import threading
+from pathlib import Path
 
 import pytest
 from ui_support import DEMO, FakeClock, settle, type_line, wait_for
@@ -12,6 +14,7 @@ from tractui.conversation.conversation import Conversation
 from tractui.core.settings import Settings
 from tractui.providers.demo import DemoProvider
 from tractui.store.history import HistoryStore
+from tractui.ui import app as app_module
 from tractui.ui.app import TractApp
 from tractui.ui.pending import PendingConversation
 from tractui.ui.widgets.footer import GaugeFooter
@@ -57,6 +60,33 @@ async def test_input_typed_before_the_conversation_is_built_is_sent_after(tmp_pa
             assert [c.kind for c in app.conversation.history() if c.kind == "user"] == ["user", "user"]
     finally:
         gate.set()
+        store.close()
+
+
+async def test_a_message_sent_while_a_resumed_session_is_drawn_is_drawn_once(tmp_path):
+    store = HistoryStore(tmp_path / "history.db")
+    conversation = Conversation(store, Settings(), DEMO, provider=DemoProvider(DEMO, pace=0))
+    async for _ in conversation.send("earlier"):
+        pass
+    drawing = asyncio.Event()
+
+    class SlowToDraw(TractApp):
+        CSS_PATH = str(Path(app_module.__file__).with_name("styles") / "app.tcss")
+
+        async def show_history(self, *, initial: bool = False) -> None:
+            await drawing.wait()  # as a long session or a slow tokenizer load holds the first drawing
+            await super().show_history(initial=initial)
+
+    app = SlowToDraw(conversation, clock=FakeClock())
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await type_line(pilot, "sent at once")  # before the history is drawn
+            await pilot.pause()
+            drawing.set()
+            await wait_for(pilot, lambda: app.ready)
+            await settle(pilot)
+            assert [m.text for m in app.query(UserMessage)] == ["earlier", "sent at once"]
+    finally:
         store.close()
 
 

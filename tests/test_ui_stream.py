@@ -365,3 +365,19 @@ async def test_a_message_sent_while_a_reply_streams_stays_in_the_prompt(tmp_path
         await settle(pilot)
         assert [u.text for u in app.query(UserMessage)] == ["first", "too soon"]
         assert app.query(AnswerView)[-1].text == "second answer"
+
+
+async def test_a_long_paste_is_shown_folded_and_sent_whole(tmp_path):
+    app = build_app(tmp_path)
+    pasted = "\n".join(f"log line {i}" for i in range(801))
+    async with app.run_test(size=SIZE) as pilot:
+        app.query_one("#input").insert(pasted)
+        await pilot.press("enter")
+        await settle(pilot)
+        (message,) = app.query(UserMessage)
+        shown = str(message.render())
+        assert "log line 11" in shown and "log line 12" not in shown and "789 more lines" in shown
+        assert app.conversation.history()[0].content.text == pasted  # what was sent is whole
+        await pilot.click(message)
+        await settle(pilot)
+        assert "log line 800" in str(message.render())

@@ -89,7 +89,7 @@ class TractApp(App[int]):
             conversation if not isinstance(conversation, PendingConversation) else None
         )
         self._queued: list[str] = []
-        self._draining = self._pending is not None
+        self._draining = True  # until the history is drawn: a line sent before would be drawn twice
         self.clock = clock
         self._notices = list(notices or [])
         self._count = count_tokens or _count_tokens

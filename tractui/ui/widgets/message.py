@@ -23,12 +23,33 @@ StatusKind = Literal["interrupted", "error", "retry", "notice", "progress"]
 INTERRUPTED = "⏹ interrupted — what arrived is kept"
 
 
+FOLD_OVER = 40  # a message of more lines than this (a long paste) is shown folded
+FOLDED_LINES = 12  # ... to its first lines
+
+
 class UserMessage(Static):
-    """What the user sent, kept verbatim (it is sanitised on the way in by the caller)."""
+    """What the user sent, kept verbatim (it is sanitised on the way in by the caller).
+
+    A long paste is shown folded to its first lines, with how many more there are;
+    a click shows it all (or folds it again). What is sent is always the whole text.
+    """
 
     def __init__(self, text: str) -> None:
-        super().__init__(text, markup=False, classes="user-message")
         self.text = text
+        self.folded = text.count("\n") + 1 > FOLD_OVER
+        super().__init__(self._shown(), markup=False, classes="user-message")
+
+    def _shown(self) -> str:
+        if not self.folded:
+            return self.text
+        lines = self.text.split("\n")
+        more = len(lines) - FOLDED_LINES
+        return "\n".join(lines[:FOLDED_LINES]) + f"\n▸ … {more} more lines (click to show them)"
+
+    def on_click(self) -> None:
+        if self.text.count("\n") + 1 > FOLD_OVER and not self.screen.get_selected_text():
+            self.folded = not self.folded
+            self.update(self._shown())
 
 
 class StatusLine(Static):
