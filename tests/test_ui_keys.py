@@ -111,6 +111,12 @@ async def test_command_palette_offers_the_slash_commands(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await palette(pilot, "/context")
         assert isinstance(app.screen, ContextScreen)
+        await pilot.press("escape")
+        await palette(pilot, "/profile")  # it cannot run without saying which: put in the prompt to finish
+        assert app.query_one("#input").text == "/profile "
+        app.query_one("#input").clear()
+        await palette(pilot, "/theme")  # an optional argument: runs at once
+        assert str(app.query(".note")[-1].render()).startswith("theme: ") and app.query_one("#input").text == ""
 
 
 async def test_edit_from_the_palette_gives_the_draft_back_after_esc_or_the_resend(tmp_path):

@@ -45,6 +45,11 @@ class CommandSpec:
     help: str
     subcommands: tuple[tuple[str, str], ...] = ()  # (word, help) offered after the name
 
+    @property
+    def needs_argument(self) -> bool:
+        """A hint outside brackets names an argument the command cannot run without (``/profile load``)."""
+        return bool(self.args_hint) and not self.args_hint.startswith("[")
+
 
 @dataclass(frozen=True, slots=True)
 class Completion:

@@ -28,7 +28,7 @@ from tractui.tools.server import McpConnection
 from tractui.tools.toolbox import Toolbox
 from tractui.ui.host import CommandHost
 from tractui.ui.pacing import FrameBudgets
-from tractui.ui.palette import SlashCommands
+from tractui.ui.palette import PrefillPrompt, RunSlashCommand, SlashCommands
 from tractui.ui.pending import PendingConversation
 from tractui.ui.render import ReplyRenderer
 from tractui.ui.sanitize import sanitize
@@ -635,6 +635,14 @@ class TractApp(App[int]):
             self._queued.append(line)
             return
         await self.host.run(line)
+
+    @on(RunSlashCommand)
+    def _palette_run(self, event: RunSlashCommand) -> None:
+        self.run_worker(self.run_command(event.line), group="command")
+
+    @on(PrefillPrompt)
+    def _palette_prefill(self, event: PrefillPrompt) -> None:
+        self.prefill(event.text)
 
     def prefill(self, text: str) -> None:
         box = self.query_one(InputBox)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 from tractui.config.app_config import update_app_config
 from tractui.config.paths import data_dir
@@ -62,8 +62,36 @@ class CommandHost:
             if result.message:
                 await app.note(result.message, error=result.error)
             return
-        handler = getattr(self, f"_do_{result.action}")
-        await handler(result.args)
+        args = result.args
+        match result.action:
+            case "help":
+                await self._do_help(args)
+            case "context":
+                await self._do_context(args)
+            case "compact":
+                await self._do_compact(args)
+            case "new":
+                await self._do_new(args)
+            case "sessions":
+                await self._do_sessions(args)
+            case "retry":
+                await self._do_retry(args)
+            case "edit":
+                await self._do_edit(args)
+            case "copy":
+                await self._do_copy(args)
+            case "export":
+                await self._do_export(args)
+            case "theme":
+                await self._do_theme(args)
+            case "tools":
+                await self._do_tools(args)
+            case "clear":
+                await self._do_clear(args)
+            case "quit":
+                await self._do_quit(args)
+            case unhandled:
+                assert_never(unhandled)
 
     async def _do_help(self, _: str) -> None:
         from tractui.ui.screens.help import HelpScreen

@@ -1,27 +1,41 @@
-"""The slash commands in Textual's command palette (Ctrl+P)."""
+"""The slash commands in Textual's command palette (Ctrl+P).
+
+The palette only says what was chosen, by message: the app runs the command
+or puts it in the prompt to finish.
+"""
 
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, cast
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.message import Message
 
 from tractui.conversation.commands import COMMANDS, CommandSpec
 
-if TYPE_CHECKING:
-    from tractui.ui.app import TractApp
+
+class RunSlashCommand(Message):
+    """Run ``line`` as if typed and sent."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__()
+        self.line = line
+
+
+class PrefillPrompt(Message):
+    """Put ``text`` in the prompt for the user to finish."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
 
 
 class SlashCommands(Provider):
-    """Commands that take arguments are put in the prompt to finish; the rest run at once."""
+    """A command that cannot run without its argument is put in the prompt to finish; the rest run at once."""
 
     def _choose(self, spec: CommandSpec) -> None:
-        app = cast("TractApp", self.app)
-        if spec.args_hint and spec.name not in ("theme", "model", "compact", "export"):
-            app.prefill(f"/{spec.name} ")
-        else:
-            app.run_worker(app.run_command(f"/{spec.name}"), group="command")
+        line = f"/{spec.name}"
+        self.app.post_message(PrefillPrompt(f"{line} ") if spec.needs_argument else RunSlashCommand(line))
 
     async def discover(self) -> Hits:
         for spec in COMMANDS:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import assert_never
 
 from tractui.core.events import (
     Done,
@@ -21,9 +22,11 @@ from tractui.core.events import (
     TextDelta,
     ThinkingDelta,
     ThinkingEnd,
+    ThinkingSignature,
     ToolCallDelta,
     ToolCallState,
     TurnEvent,
+    UsageEvent,
 )
 from tractui.ui.format import duration
 from tractui.ui.sanitize import StreamSanitizer, sanitize
@@ -72,32 +75,37 @@ class ReplyRenderer:
 
     def feed(self, event: TurnEvent) -> None:
         ops = self._ops
-        if isinstance(event, TextDelta):
-            self._queue_text("text", self._text.feed(event.text))
-        elif isinstance(event, ThinkingDelta):
-            self._queue_text("thinking", self._thinking.feed(event.text))
-        elif isinstance(event, ThinkingEnd):
-            ops.append(("end", None))
-        elif isinstance(event, ReclassifyAsThinking):
-            ops.append(("reclassify", None))
-        elif isinstance(event, RedactedThinking):
-            ops.append(("redacted", None))
-        elif isinstance(event, ToolCallDelta):
-            ops.append(("tool", _ToolPiece((self._reply, event.index), event.name, event.arguments)))
-        elif isinstance(event, ToolCallState):
-            ops.append(("tool_state", event))
-        elif isinstance(event, RetryWait):
-            ops.append(("retry", event))
-        elif isinstance(event, Notice):
-            ops.append(("progress" if event.progress else "notice", f"ℹ {sanitize(event.message)}"))
-        elif isinstance(event, StreamError):
-            if event.kind == "cancelled":
-                ops.append(("interrupted", None))
-            else:
-                ops.append(("error", error_line(event)))
-        elif isinstance(event, Done):
-            self.done = True
-            self._reply += 1
+        match event:  # the commonest first: this runs for every delta
+            case TextDelta():
+                self._queue_text("text", self._text.feed(event.text))
+            case ThinkingDelta():
+                self._queue_text("thinking", self._thinking.feed(event.text))
+            case ThinkingEnd():
+                ops.append(("end", None))
+            case ReclassifyAsThinking():
+                ops.append(("reclassify", None))
+            case RedactedThinking():
+                ops.append(("redacted", None))
+            case ToolCallDelta():
+                ops.append(("tool", _ToolPiece((self._reply, event.index), event.name, event.arguments)))
+            case ToolCallState():
+                ops.append(("tool_state", event))
+            case RetryWait():
+                ops.append(("retry", event))
+            case Notice():
+                ops.append(("progress" if event.progress else "notice", f"ℹ {sanitize(event.message)}"))
+            case StreamError():
+                if event.kind == "cancelled":
+                    ops.append(("interrupted", None))
+                else:
+                    ops.append(("error", error_line(event)))
+            case Done():
+                self.done = True
+                self._reply += 1
+            case ThinkingSignature() | UsageEvent():  # for the store and the gauge, nothing to draw
+                pass
+            case unhandled:
+                assert_never(unhandled)
 
     def _queue_text(self, kind: str, text: str) -> None:
         if not text:
