@@ -484,3 +484,56 @@ async def test_with_auto_compaction_off_nothing_is_summarised_and_nothing_overfl
         blocked += any(isinstance(e, StreamError) and e.kind == "context_length" for e in events)
     assert not model.summaries and blocked > 0
     assert all(body_tokens(body) + MAX_TOKENS <= LIMIT for body in model.chat)
+
+
+def tool_turns(conv: Conversation, turns: int, result_words: int) -> None:
+    """``turns`` earlier turns, each a question, a call to a tool, its large result and the answer."""
+    from tractui.core.content import TextBlock, ToolCallBlock, ToolResultBlock
+
+    store, sid = conv.store, conv._session()
+    head = store.chain(sid)[-1].id if store.chain(sid) else None
+    for turn in range(turns):
+        head = store.append(sid, "user", Content.human(f"question {turn}: read the log"), parent_id=head).id
+        call = ToolCallBlock(id=f"call_{turn}", name="demo__read_file", arguments='{"path": "app.log"}')
+        head = store.append(sid, "assistant", Content(speaker="ai", blocks=[call]), parent_id=head).id
+        result = ToolResultBlock(tool_call_id=f"call_{turn}", content=words(result_words, 500 + turn))
+        head = store.append(sid, "tool", Content(speaker="tool", blocks=[result]), parent_id=head).id
+        answer = Content(speaker="ai", blocks=[TextBlock(text=f"answer {turn}: the log says {words(10, turn)}")])
+        head = store.append(sid, "assistant", answer, parent_id=head).id
+
+
+def tool_results_sent(body: dict[str, Any]) -> list[str]:
+    return [_text(m["content"]) for m in body["messages"] if m["role"] == "tool"]
+
+
+async def test_old_tool_results_are_cleared_first_and_no_summary_is_written_when_that_is_enough(store, loopback):
+    from tractui.conversation.compaction.clear import KEEP_TURNS
+    from tractui.store.compile import CLEARED
+
+    model = Model(loopback)
+    conv = conversation(store, loopback, make_settings())
+    tool_turns(conv, 6, result_words=220)
+    before = conv.gauge()
+    assert before.should_compact()
+    events = await say(conv, "and now?")
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert compacting(events) and any(n.startswith("cleared 4 old tool results") for n in notices)
+    assert not model.summaries  # clearing was enough: no summary call
+    sent = tool_results_sent(model.chat[-1])
+    kept = KEEP_TURNS - 1  # the current turn has no result yet
+    assert sent[:-kept] == [CLEARED] * 4 and all(r != CLEARED and len(r) > 500 for r in sent[-kept:])
+    assert not conv.gauge().should_compact() and conv.gauge().effective < before.effective
+    tools = [c for c in conv.history() if c.kind == "tool"]
+    assert len(tools) == 6 and all(CLEARED not in c.content.blocks[0].content for c in tools)  # the store keeps them
+
+
+async def test_when_clearing_old_tool_results_is_not_enough_a_summary_follows(store, loopback):
+    model = Model(loopback)
+    conv = conversation(store, loopback, make_settings(**{"compression-threshold": 0.3}))
+    tool_turns(conv, 6, result_words=150)
+    events = await say(conv, "and now?")
+    notices = [e.message for e in events if isinstance(e, Notice)]
+    assert any(n.startswith("cleared ") for n in notices) and any(n.startswith("compacted ") for n in notices)
+    assert len(model.summaries) == 1
+    summarised = " ".join(_text(m["content"]) for m in model.summaries[0]["messages"])
+    assert words(150, 500) not in summarised  # the summariser read the cleared history, not the old results

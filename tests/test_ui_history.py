@@ -258,3 +258,23 @@ async def test_page_keys_scroll_the_conversation_from_the_prompt_and_reach_earli
         await pilot.press("pageup")
         await settle(pilot)
         assert chat.scroll_y == place
+
+
+def test_a_clearing_of_old_tool_results_is_one_line_where_it_happened(tmp_path):
+    from tractui.store.compile import clearing_metadata
+    from tractui.store.history import HistoryStore
+    from tractui.ui.history import widget_for
+
+    with HistoryStore(tmp_path / "h.db") as store:
+        sid = _long_session(store, exchanges=2)
+        store.append(
+            sid,
+            "summary",
+            Content(speaker="system", blocks=[TextBlock(text="cleared 1 old tool result (900 tokens)")]),
+            metadata=clearing_metadata(["x"], 900),
+        )
+        shown = entries(store.chain(sid))
+    assert [e.kind for e in shown] == ["user", "reply", "user", "reply", "cleared"]
+    assert not any(e.dim for e in shown)  # nothing is replaced: the results are only not sent
+    line = widget_for(shown[-1], len, lambda: 0.0)
+    assert str(line.render()) == "✂ cleared 1 old tool result (900 tokens)"

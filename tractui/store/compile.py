@@ -9,6 +9,7 @@ that when it strips all thinking, the merge leaves thinking out as it goes.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +24,33 @@ INTERRUPTED = "interrupted"  # Content.metadata flag on a reply that did not com
 def summary_metadata(first_id: str, last_id: str, **extra: Any) -> dict[str, Any]:
     """Metadata for a summary commit standing in for ``first_id``..``last_id`` (inclusive) of its chain."""
     return {"replaces": {"first": first_id, "last": last_id}, **extra}
+
+
+CLEARED = "[this tool result was cleared from the context to make room; call the tool again if it is needed]"
+
+
+def clearing_metadata(ids: Sequence[str], tokens: int) -> dict[str, Any]:
+    """Metadata for a summary commit that clears the results of the tool commits ``ids`` from what is sent."""
+    return {"clears": {"ids": list(ids), "tokens": tokens}}
+
+
+def is_clearing(commit: Commit) -> bool:
+    """A summary commit that clears old tool results rather than standing in for a range."""
+    clears = commit.metadata.get("clears")
+    return commit.kind == "summary" and isinstance(clears, dict) and isinstance(clears.get("ids"), list)
+
+
+def _cleared_copy(commit: Commit) -> Commit:
+    blocks = [
+        ToolResultBlock(tool_call_id=b.tool_call_id, content=CLEARED, is_error=b.is_error)
+        if isinstance(b, ToolResultBlock)
+        else b
+        for b in commit.content.blocks
+    ]
+    content = commit.content.model_copy(
+        update={"blocks": blocks, "metadata": {**commit.content.metadata, "cleared": True}}
+    )
+    return dataclasses.replace(commit, content=content)
 
 
 def _range_of(commit: Commit) -> tuple[str, str] | None:
@@ -56,10 +84,17 @@ def compacted_ids(commits: Sequence[Commit]) -> set[str]:
 
 
 def effective_commits(commits: Sequence[Commit]) -> list[Commit]:
-    """The chain with summaries substituted for the ranges they replace."""
+    """The chain with summaries substituted for the ranges they replace, and the tool results
+    a clearing commit names (behind it) replaced by a marker."""
     if not any(c.kind == "summary" for c in commits):
         return list(commits)
     cover, placed = _covering(commits)
+    cleared: set[str] = set()
+    seen: set[str] = set()
+    for commit in commits:
+        if is_clearing(commit):
+            cleared.update(i for i in commit.metadata["clears"]["ids"] if i in seen)
+        seen.add(commit.id)
     out: list[Commit] = []
     emitted: set[str] = set()
     for commit, summary in zip(commits, cover, strict=True):
@@ -67,6 +102,10 @@ def effective_commits(commits: Sequence[Commit]) -> list[Commit]:
             if summary.id not in emitted:
                 out.append(summary)
                 emitted.add(summary.id)
+        elif is_clearing(commit):
+            continue  # not a message: its effect is on the results it names
+        elif commit.id in cleared:
+            out.append(_cleared_copy(commit))
         elif commit.id not in placed:
             out.append(commit)
     return out

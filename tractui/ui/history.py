@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from textual.widget import Widget
+from textual.widgets import Static
 
 from tractui.core.events import StreamError
 from tractui.ui.render import error_line
@@ -35,7 +36,7 @@ BATCH_CHARS = 12_000  # text drawn per batch: about three screens of a wide term
 class Entry:
     """One message of the view, and the commits it shows."""
 
-    kind: Literal["user", "reply", "summary"]
+    kind: Literal["user", "reply", "summary", "cleared"]
     commits: list[Commit]
     dim: bool  # replaced by a compaction summary: shown dimmed
     replaced: int = 0  # for a summary: how many turns it stands in for
@@ -50,7 +51,7 @@ def entries(chain: list[Commit]) -> list[Entry]:
     """The chain as the view shows it, oldest first: reasoning and assistant
     commits of one turn make one reply, with the tool results and the replies
     that followed its tool calls."""
-    from tractui.store.compile import compacted_ids  # the store's chain rules
+    from tractui.store.compile import compacted_ids, is_clearing  # the store's chain rules
 
     compacted = compacted_ids(chain)
     shown: list[Entry] = []
@@ -73,7 +74,10 @@ def entries(chain: list[Commit]) -> list[Entry]:
             reply.commits.append(commit)
         elif commit.kind == "summary":
             reply = None
-            shown.append(Entry("summary", [commit], False, _replaced_turns(chain, commit)))
+            if is_clearing(commit):
+                shown.append(Entry("cleared", [commit], False))
+            else:
+                shown.append(Entry("summary", [commit], False, _replaced_turns(chain, commit)))
     return shown
 
 
@@ -98,6 +102,8 @@ def widget_for(
         return UserMessage(sanitize(entry.commits[0].content.text)).set_class(entry.dim, "-compacted")
     if entry.kind == "summary":
         return SummaryMarker(sanitize(entry.commits[0].content.text), entry.replaced)
+    if entry.kind == "cleared":  # old tool results cleared from what is sent: they are still shown above
+        return Static(f"✂ {sanitize(entry.commits[0].content.text)}", markup=False, classes="note cleared")
     parts: list[Widget] = []
     statuses: list[StatusLine] = []
     for commit in entry.commits:

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Protocol
 
 from tractui.conversation.compaction import plan
+from tractui.conversation.compaction.clear import Cleared, clear_old_results
 from tractui.conversation.compaction.run import (
     CompactionEvent,
     CompactionResult,
@@ -131,6 +132,15 @@ class Preflight:
             yield Notice(
                 f"context {reading.effective:,} tokens is over the compaction threshold ({reading.threshold:,}): compacting first"
             )
+            cleared = self._clear_old_results()
+            if cleared is not None:
+                self.parent_id = cleared.commit_id
+                yield Notice(cleared.message)
+                reading = self.conv.gauge(head=self.parent_id)
+                if not reading.should_compact():  # enough without a summary
+                    self.reading = reading
+                    self.blocked = over_limit(reading)
+                    return
             async for event in compact_conversation(self.conv, automatic=True, head=self.parent_id):
                 if isinstance(event, CompactionResult):
                     self.result = event
@@ -149,6 +159,16 @@ class Preflight:
             reading = self.conv.gauge(head=self.parent_id)
         self.reading = reading
         self.blocked = over_limit(reading)
+
+    def _clear_old_results(self) -> Cleared | None:
+        conv = self.conv
+        return clear_old_results(
+            conv.store,
+            conv.session_id or "",
+            conv.counter,
+            head=self.parent_id,
+            provenance={"provider": conv.config.provider, "model": conv.config.model, "profile": conv.profile_name},
+        )
 
     async def _leave_out(self, reading: ContextReading, why: str) -> AsyncIterator[StreamEvent]:
         """No summary, and the request would not fit: the oldest turns are left out, with a notice."""

@@ -188,7 +188,8 @@ def live_turns(chain: Sequence[Commit], settings: Settings, counter: TokenCounte
 
 
 def compaction_count(chain: Sequence[Commit]) -> int:
-    """How many times this conversation was compacted (summary commits on its chain), for "compacted 2×"."""
+    """How many times this conversation was compacted (summary commits on its chain, old tool results
+    cleared included), for "compacted 2×"."""
     return sum(1 for c in chain if c.kind == "summary")
 
 
