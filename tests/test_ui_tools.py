@@ -209,3 +209,25 @@ async def test_what_a_hostile_server_describes_is_shown_inert(tmp_path):
         assert "hostile.disguised  Looks harmless" in shown
         assert "\x1b" not in shown and "\x07" not in shown and "\u202e" not in shown
         assert "harmless ⟨U+202E⟩evil" in shown  # the override is shown, not obeyed
+
+
+async def test_a_running_call_shows_how_long_it_has_run():
+    from textual.app import App, ComposeResult
+    from ui_support import FakeClock
+
+    clock = FakeClock()
+    view = ToolCallView("hostile.sleep", arguments='{"seconds": 30}', clock=clock)
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield view
+
+    async with One().run_test() as pilot:
+        view.update_state("running")
+        clock.advance(7)
+        view.tick()  # the app ticks once a second
+        await pilot.pause()
+        assert "· running 7s" in str(view.query_one(".tool-header").render())
+        view.update_state("done", result="slept", took=7.2)
+        await pilot.pause()
+        assert "· ✓ 7s · → slept" in str(view.query_one(".tool-header").render())

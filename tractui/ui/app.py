@@ -505,6 +505,8 @@ class TractApp(App[int]):
         thinking = renderer.message.current_thinking()
         if thinking is not None:
             thinking.refresh_header()
+        for call in renderer.message.query(ToolCallView):
+            call.tick()
         await renderer.tick()
 
     def refresh_totals(self) -> None:

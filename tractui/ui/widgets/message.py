@@ -121,7 +121,7 @@ class AssistantMessage(Column):
 
     async def tool_call(self, name: str) -> ToolCallView:
         self.end_thinking()
-        view = ToolCallView(name)
+        view = ToolCallView(name, clock=self._clock)
         await self._add(view)
         return view
 

@@ -9,6 +9,7 @@ without markup.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from textual import events
 from textual.app import ComposeResult
@@ -57,8 +58,12 @@ def pretty_arguments(arguments: str) -> str:
 class ToolCallView(Column):
     """One call; ``update_state`` moves it through waiting, running and its result."""
 
-    def __init__(self, name: str, *, arguments: str = "", call_id: str = "") -> None:
+    def __init__(
+        self, name: str, *, arguments: str = "", call_id: str = "", clock: Callable[[], float] | None = None
+    ) -> None:
         super().__init__(classes="tool-call")
+        self._clock = clock  # live calls: how long one has been running is shown, once a second
+        self._running_since: float | None = None
         self.call_id = call_id
         self.label = name
         self.arguments = arguments
@@ -79,6 +84,8 @@ class ToolCallView(Column):
             state = _STATUS[self.status]
             if self.status not in ("waiting", "running") and self.took:
                 state += f" {duration(self.took)}"
+            elif self.status == "running" and self._clock is not None and self._running_since is not None:
+                state = f"running {duration(self._clock() - self._running_since)}"
             parts.append(state)
         if self.result and not self.open:
             parts.append(f"→ {one_line(self.result)}")
@@ -91,16 +98,25 @@ class ToolCallView(Column):
         return shown
 
     def _refresh_text(self) -> None:
-        if not self.is_mounted:
-            return
-        self.query_one(".tool-header", Static).update(self._header())
-        self.query_one(".tool-details", Static).update(self._details())
+        for header in self.query_children(".tool-header"):  # none before compose
+            assert isinstance(header, Static)
+            header.update(self._header())
+        for details in self.query_children(".tool-details"):
+            assert isinstance(details, Static)
+            details.update(self._details())
+
+    def tick(self) -> None:
+        """Once a second while running: the time it has taken so far."""
+        if self.status == "running":
+            self._refresh_text()
 
     def add_arguments(self, piece: str) -> None:
         self.arguments += piece
         self._refresh_text()
 
     def update_state(self, status: ToolStatus, *, label: str = "", result: str = "", took: float = 0.0) -> None:
+        if status == "running" and self.status != "running" and self._clock is not None:
+            self._running_since = self._clock()
         self.status = status
         if label:
             self.label = label
