@@ -138,16 +138,26 @@ async def test_a_resumed_session_draws_each_call_with_its_result_inside_its_repl
         assert untimed(shown) == untimed(live)
 
 
-async def test_ctrl_o_opens_the_newest_call_with_its_arguments_and_result(app):
+async def test_ctrl_o_opens_the_newest_call_with_its_arguments_and_result(tmp_path):
+    from ui_support import DEMO
+
+    from tractui.providers.demo import DemoProvider
+
+    app = build_app(tmp_path, provider=DemoProvider(DEMO, pace=0.01))  # streamed, as a user sees it
+    app.conversation.tools = demo_box(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, QUESTION)
         await asked(pilot, app)
         await pilot.press("y")
+        await wait_for(pilot, lambda: not app.streaming, timeout=60)
         await settle(pilot)
+        view = app.query_one(ToolCallView)
+        assert view.region.height == 1  # folded: one line, no room kept for what is hidden
         await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: "arguments:" in screen_text(app) and "result:" in screen_text(app))
         await pilot.press("ctrl+o")
         await wait_for(pilot, lambda: "result:" not in screen_text(app) and "→ 391" in screen_text(app))
+        assert view.region.height == 1
 
 
 async def test_slash_tools_lists_the_servers_and_a_tool_switched_off_is_not_offered(app):
