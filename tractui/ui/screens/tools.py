@@ -30,7 +30,7 @@ def server_line(connection: McpConnection) -> str:
     match connection.state:
         case "ready":
             took = connection.ready_after
-            after = f" in {duration(took)}" if took is not None else ""
+            after = "" if took is None else f" in {took:.1f}s" if took < 10 else f" in {duration(took)}"
             plural = "" if len(connection.tools) == 1 else "s"
             state = f"ready{after} · {len(connection.tools)} tool{plural}"
         case "failed":
