@@ -76,6 +76,8 @@ async def test_a_call_waits_for_consent_then_runs_and_the_reply_goes_on(app):
         assert '⚙ demo.multiply {"a": 17, "b": 23} · ✓' in shown and "→ 391" in shown
         assert "391" in shown.split("→ 391", 1)[1]  # the answer after the call uses the result
         assert [m["status"] for m in tool_commits(app)] == ["done"]
+        reading = app.conversation.gauge()  # the demo reports the tools it was offered in its input, as servers do
+        assert reading.breakdown.tools > 0 and not reading.warnings
 
 
 async def test_denied_with_a_reason_the_model_is_told_and_nothing_runs(app):

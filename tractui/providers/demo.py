@@ -146,7 +146,12 @@ class DemoProvider(Provider):
     ) -> dict[str, Any]:
         prompt = system or settings.view.system_prompt
         sent = [{"role": m.speaker, "content": m.text} for m in messages]
-        return {"model": self.config.model, "messages": sent, **({"system": prompt} if prompt else {})}
+        request: dict[str, Any] = {"model": self.config.model, "messages": sent}
+        if prompt:
+            request["system"] = prompt
+        if tools:
+            request["tools"] = self.tool_definitions(tools)
+        return request
 
     async def stream(
         self,
@@ -183,8 +188,9 @@ class DemoProvider(Provider):
             yield ToolCallDelta(0, id=f"call_demo_{turn}", name=call[0], arguments=json.dumps(call[1]))
         count = self._counter
         reasoning = count.count(thinking)
-        usage = Usage(
-            input_tokens=count.count_messages(messages) + count.count(prompt),
+        offered = json.dumps(self.tool_definitions(tools), ensure_ascii=False) if tools else ""
+        usage = Usage(  # what a real server reads: the messages, the system prompt and the tools declared
+            input_tokens=count.count_messages(messages) + count.count(prompt) + count.count(offered),
             output_tokens=reasoning + count.count(answer),
             reasoning_tokens=reasoning,
         )
