@@ -122,6 +122,10 @@ async def test_always_allowed_for_the_session_asks_once(app):
 
 async def test_a_resumed_session_draws_each_call_with_its_result_inside_its_reply(tmp_path, app):
     async with app.run_test(size=SIZE) as pilot:
+        box = app.toolbox
+        assert box is not None
+        # no "waiting for MCP servers" notice: notices are not stored, so a resume would not draw it
+        await wait_for(pilot, lambda: box.connections["demo"].state == "ready", timeout=60)
         await type_line(pilot, QUESTION)
         await asked(pilot, app)
         await pilot.press("y")

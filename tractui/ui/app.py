@@ -310,6 +310,9 @@ class TractApp(App[int]):
         await chat.mount_all(widgets, before=chat.children[0] if chat.children else None)
         marker.show_count(len(self._earlier))
         chat.jump_to_end()
+        self.call_after_refresh(self._refresh_footer)  # the messages first: the gauge reads the whole chain
+
+    def _refresh_footer(self) -> None:
         self.refresh_gauge()
         self.refresh_totals()
 
