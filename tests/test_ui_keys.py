@@ -154,3 +154,40 @@ async def test_ctrl_t_folds_thinking_to_its_header(tmp_path):
         await pilot.press("ctrl+t")
         await pilot.pause()
         assert view.region.height == tall
+
+
+def typed_at_once(box, text: str) -> None:
+    """Post every key of ``text`` (``\\r`` for Enter) to the prompt without waiting: a fast typist."""
+    from textual import events
+
+    for char in text:
+        key = "enter" if char == "\r" else "space" if char == " " else char
+        box.post_message(events.Key(key, None if char == "\r" else char))
+
+
+async def test_keys_typed_right_after_enter_belong_to_the_next_line(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        box = app.query_one("#input")
+        typed_at_once(box, "/set temperature 0.5\r/set retries 2\r")
+        await settle(pilot)
+        assert app.settings.get("temperature") == 0.5 and app.settings.get("retries") == 2
+        assert box.text == ""
+
+
+async def test_a_message_typed_ahead_while_a_reply_streams_is_kept_whole(tmp_path, loopback):
+    from ui_support import chat_stream, loop_config, stalled, wait_for
+
+    from tractui.ui.widgets.answer import AnswerView
+
+    loopback.add(stalled(chat_stream(["pondering"], ["Half"], usage=None, finish=False)))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "first")
+        await wait_for(pilot, lambda: any(a.text == "Half" for a in app.query(AnswerView)))
+        box = app.query_one("#input")
+        typed_at_once(box, "too soon\rand more")
+        await settle(pilot)
+        assert box.text == "too soonand more"  # nothing typed is lost, and it stays in order
+        await pilot.press("escape")

@@ -360,7 +360,7 @@ class TractApp(App[int]):
     # -- sending -----------------------------------------------------------
     @on(InputBox.Submitted)
     async def _submitted(self, event: InputBox.Submitted) -> None:
-        box = self.query_one(InputBox)
+        box = self.query_one(InputBox)  # emptied by Enter (unless completing); it may hold keys typed since
         popup = self.query_one(CompletionPopup)
         if popup.display:
             choice = popup.chosen(default_first=False)
@@ -371,10 +371,13 @@ class TractApp(App[int]):
         if not text.strip():
             return
         if self.streaming and (self.editing or not _is_command_line(text)):
+            if not box.text.startswith(text):
+                box.set_text(text + box.text)
             await self.note("a reply is still streaming — Esc cancels it; your message stays in the prompt", error=True)
             return
         box.remember(text)
-        box.set_text("")
+        if box.text.startswith(text):  # Enter picked nothing from the open completion list: sent as typed
+            box.set_text(box.text[len(text) :])
         popup.hide()
         box.completing = False
         if not self.ready:

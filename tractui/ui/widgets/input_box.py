@@ -51,7 +51,10 @@ class InputBox(TextArea):
         if key == "enter":
             event.stop()
             event.prevent_default()
-            self.post_message(self.Submitted(self.text))
+            text = self.text
+            if not self.completing:  # (Enter in the completion list picks a suggestion: the app decides)
+                self.set_text("")  # now: a key typed before the app handles this line belongs to the next one
+            self.post_message(self.Submitted(text))
             return
         if key in ("shift+enter", "ctrl+j"):
             event.stop()
