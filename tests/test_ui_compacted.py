@@ -50,10 +50,10 @@ async def test_compacted_originals_are_dimmed_and_the_summary_opens(tmp_path):
         assert chat.index(marker) == chat.index(users[3]) - 1  # where the summary commit sits in the branch
         assert "Summary of 2 earlier turns" in screen_text(app)
         assert "GOAL: learn lists" not in screen_text(app)
-        marker.focus()
-        await pilot.press("enter")
+        await pilot.click(".summary-header")
         await pilot.pause()
         assert marker.open and "GOAL: learn lists" in screen_text(app)
+        assert app.query_one("#input").has_focus  # opening it took no keys from the prompt
         assert "##" not in screen_text(app) and "**" not in screen_text(app)  # drawn as Markdown
         assert "question 0" in str(users[0].render())  # originals kept, verbatim
 

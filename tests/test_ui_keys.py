@@ -191,3 +191,26 @@ async def test_a_message_typed_ahead_while_a_reply_streams_is_kept_whole(tmp_pat
         await settle(pilot)
         assert box.text == "too soonand more"  # nothing typed is lost, and it stays in order
         await pilot.press("escape")
+
+
+async def test_the_prompt_keeps_the_keys_whatever_is_clicked_or_tabbed(tmp_path):
+    from tractui.ui.widgets.thinking import ThinkingView
+
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "hello")
+        await settle(pilot)
+        box = app.query_one("#input")
+        await pilot.press("tab")  # nothing to complete
+        assert box.has_focus
+        await pilot.click(".thinking-header")  # folds the thinking
+        await pilot.click("#chat", offset=(5, 2))
+        await pilot.press(*"/ses")
+        assert box.has_focus and box.text == "/ses"
+        assert app.query_one(ThinkingView).folded
+        app.set_focus(None)  # however focus went (a dialog closed, a widget took it)
+        await pilot.press("x")
+        assert box.has_focus and box.text == "/sesx"  # the key is in the prompt, not lost
+        app.set_focus(None)
+        await pilot.press("escape")
+        assert box.has_focus

@@ -557,7 +557,21 @@ class TractApp(App[int]):
             chat.set_class(not show, "-hide-thinking")
 
     # -- keys --------------------------------------------------------------
+    def on_key(self, event: events.Key) -> None:
+        """A key no widget used, on the conversation's screen: the prompt had lost focus (a click
+        elsewhere); it takes it back, and a typed character goes into it instead of nowhere."""
+        if self.screen is not self.screen_stack[0]:
+            return
+        box = self.query_one(InputBox)
+        if box.has_focus:
+            return
+        box.focus()
+        if event.is_printable and event.character:
+            box.insert(event.character)
+            event.stop()
+
     async def action_cancel(self) -> None:
+        self.query_one(InputBox).focus()  # Esc always brings the keys back to the prompt
         popup = self.query_one(CompletionPopup)
         if popup.display:
             popup.hide()

@@ -25,7 +25,7 @@ LAYOUT_WAITS = 5  # refreshes a restore waits for a change to be laid out (a cha
 
 
 class ChatLog(LaidOut, VerticalScroll):
-    can_focus = True
+    can_focus = False  # the prompt keeps the keys: the app scrolls the log (Page Up/Down, the wheel)
 
     class ScrolledPastTop(Message):
         """The user scrolled up with the oldest drawn message already in view."""

@@ -48,6 +48,10 @@ class InputBox(TextArea):
             event.prevent_default()
             self.post_message(self.Navigate(key))
             return
+        if key == "tab":  # nothing to complete: the prompt keeps the keys (Tab would move focus away)
+            event.stop()
+            event.prevent_default()
+            return
         if key == "enter":
             event.stop()
             event.prevent_default()

@@ -6,10 +6,7 @@ says what the model sees instead of them.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import Markdown, Static
 
@@ -23,8 +20,8 @@ class SummaryHeader(Static):
             parent.toggle()
 
 
-class SummaryMarker(Vertical, can_focus=True):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "toggle_summary", "Read summary", show=False)]
+class SummaryMarker(Vertical):
+    """Opens on a click; it takes no focus, so typing stays in the prompt."""
 
     def __init__(self, text: str, replaced: int) -> None:
         super().__init__(classes="summary-marker")
@@ -45,6 +42,3 @@ class SummaryMarker(Vertical, can_focus=True):
         self.open = not self.open
         self.set_class(self.open, "-open")
         self.query_one(SummaryHeader).update(self._header())
-
-    def action_toggle_summary(self) -> None:
-        self.toggle()
