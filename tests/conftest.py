@@ -9,6 +9,14 @@ import pytest_asyncio
 from loopback import LoopbackServer
 
 
+@pytest.fixture(autouse=True)
+def private_folders(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own config and data folders: nothing is read from or written to the user's."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(home / "config"))
+    monkeypatch.setenv("TRACTUI_DATA_DIR", str(home / "data"))
+
+
 @pytest.fixture
 async def loopback() -> AsyncIterator[LoopbackServer]:
     """A started loopback HTTP server (see tests/loopback.py); stopped after the test."""

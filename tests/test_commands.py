@@ -210,7 +210,7 @@ def test_profile_save_load_delete_flow(host):
 
 
 def test_profile_save_without_name_overwrites_the_active_profile(host):
-    assert run(host, "/profile save").message.startswith("usage: /profile save NAME")
+    assert run(host, "/profile save").message.startswith("give the profile a name: /profile save NAME")
     run(host, "/profile load claude")
     run(host, "/set reasoning.maxTokens 4k")
     result = run(host, "/profile save")

@@ -71,7 +71,12 @@ async def test_a_turn_commits_user_reasoning_assistant_with_stamps(store, config
     assert answer.content.text == "Hello there" and answer.content.thinking == []
     assert all(c.status == "complete" for c in chain)
     assert (answer.provider, answer.model, answer.profile) == ("openai", "loop-model", "loop")
-    assert answer.content.metadata == {"provider": "openai", "model": "loop-model", "base_url": f"{loopback.url}/v1"}
+    assert answer.content.metadata == {
+        "provider": "openai",
+        "model": "loop-model",
+        "base_url": f"{loopback.url}/v1",
+        "api_key_env": config.api_key_env,  # the variable's name, for a resume; the key is never stored
+    }
     assert answer.usage.input_tokens == 12 and answer.usage.output_tokens == 7
     assert answer.metadata["finish_reason"] == "stop"
     assert answer.metadata["basis"]["message_count"] == 2

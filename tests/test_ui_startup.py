@@ -135,3 +135,50 @@ def test_a_resumed_session_keeps_what_the_command_line_chose(argv, chose):
     from tractui.cli.main import parse_options
 
     assert parse_options(argv).chose_setup is chose
+
+
+async def test_a_session_from_the_command_line_resumes_on_its_endpoint_with_no_profile_name(tmp_path, loopback):
+    from loopback import sse
+    from ui_support import chat_stream, loop_config, type_line
+
+    from tractui.config.profiles import ProfileStore
+
+    loopback.add(sse(chat_stream([], ["from the server"])))
+    config = loop_config(loopback)  # as --provider openai --base-url URL --model M --api-key-env ""
+    store = HistoryStore(tmp_path / "history.db")
+    first = Conversation(store, Settings(), config)
+    async for _ in first.send("asked the server"):
+        pass
+    await first.aclose()
+    stamps = next(c for c in reversed(first.history()) if c.kind == "assistant").content.metadata
+    assert stamps["api_key_env"] == config.api_key_env  # the variable's name is recorded, never a key
+
+    def build() -> Conversation:
+        conversation = Conversation(store, Settings(), DEMO, provider=DemoProvider(DEMO, pace=0))
+        conversation.open_session(first.session_id)
+        return conversation
+
+    app = TractApp(PendingConversation(DEMO, Settings(), None, build, follow_session_profile=True), clock=FakeClock())
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, lambda: app.ready)
+            await settle(pilot)
+            got = app.conversation.config
+            assert (got.provider, got.model, got.base_url, got.api_key_env) == (
+                config.provider,
+                config.model,
+                config.base_url,
+                config.api_key_env,
+            )
+            assert app.conversation.profile_name is None
+            shown = " ".join(str(n.render()) for n in app.query(".note"))
+            assert f"continuing with {config.provider} · {config.model}" in shown and "profile" not in shown
+            await type_line(pilot, "/model other-model")
+            await settle(pilot)
+            assert app.conversation.profile_name is None  # no internal name appears
+            await type_line(pilot, "/profile save")
+            await settle(pilot)
+            assert "give the profile a name" in str(app.query(".note")[-1].render())
+            assert ProfileStore().entries() == [] or all(e.name != "session" for e in ProfileStore().entries())
+    finally:
+        store.close()

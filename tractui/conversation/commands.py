@@ -263,7 +263,7 @@ def _profile(rest: str, ctx: CommandContext) -> CommandResult:
 
 def _profile_save(name: str | None, ctx: CommandContext) -> CommandResult:
     if not name:
-        return _error("usage: /profile save NAME (no profile is active to save over)")
+        return _error("give the profile a name: /profile save NAME (no profile is active to save over)")
     description = None
     if name == ctx.active_profile and ctx.profiles.path_for(name):
         description = ctx.profiles.load(name).description
@@ -318,7 +318,7 @@ def _model(rest: str, ctx: CommandContext) -> CommandResult:
     try:
         profile = validated(
             lambda: Profile(
-                name=ctx.active_profile or "session",
+                name=ctx.active_profile or "",  # no profile stays no profile: nothing to save over by accident
                 provider=config.provider,
                 model=rest,
                 base_url=config.base_url,

@@ -364,7 +364,12 @@ class Conversation:
         messages = compile_history(chain, settings)
         system = settings.view.system_prompt or None
         provider = self.provider
-        stamps = {"provider": config.provider, "model": config.model, "base_url": public_url(provider.base_url)}
+        stamps = {  # where the reply came from, for a resume to go on there (a variable's name, never a key)
+            "provider": config.provider,
+            "model": config.model,
+            "base_url": public_url(provider.base_url),
+            "api_key_env": config.api_key_env,
+        }
         stored = merge_commits(chain)  # the gauge counts the stored form; the reply will be one more message
         basis: dict[str, Any] | None = {
             "message_count": len(stored) + 1,

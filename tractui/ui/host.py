@@ -14,8 +14,9 @@ from tractui.config.paths import data_dir
 from tractui.config.profiles import Profile, ProfileStore
 from tractui.conversation import commands
 from tractui.core.settings import Settings, closest
+from tractui.core.urls import public_url
 from tractui.errors import UserError
-from tractui.providers.config import ProviderConfig
+from tractui.providers.config import PROVIDERS, ProviderConfig
 from tractui.ui.sanitize import sanitize
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class CommandHost:
         return self.app.conversation.config
 
     def switch_profile(self, profile: Profile) -> None:
-        self.app.conversation.switch_profile(profile.provider_config(), profile.make_settings(), profile.name)
+        self.app.conversation.switch_profile(profile.provider_config(), profile.make_settings(), profile.name or None)
         self.app.profile_switched()
 
     # -- running -----------------------------------------------------------
@@ -132,8 +133,14 @@ class CommandHost:
         """A resumed session goes on with the profile its last reply came from, when that
         is not the current one and still loads; if it does not, one line says so."""
         conversation = self.app.conversation
-        name = next((c.profile for c in reversed(conversation.history()) if c.kind == "assistant"), None)
-        if not name or name == conversation.profile_name:
+        last = next((c for c in reversed(conversation.history()) if c.kind == "assistant"), None)
+        if last is None:
+            return
+        name = last.profile
+        if not name:
+            await self._follow_endpoint(last.content.metadata)
+            return
+        if name == conversation.profile_name:
             return
         try:
             profile = self.profiles.load(name)
@@ -146,6 +153,30 @@ class CommandHost:
             return
         result = commands.switch(profile, self, f"switched to profile '{name}', which this session's replies came from")
         await self.app.note(result.message, error=result.error)
+
+    async def _follow_endpoint(self, stamps: dict[str, object]) -> None:
+        """The last reply came from no profile (``--provider``/``--base-url``/``--model``, ``/model``):
+        go on with the provider, model and endpoint recorded with it, the key from the variable it named."""
+        conversation = self.app.conversation
+        provider, model = stamps.get("provider"), stamps.get("model")
+        base_url, key_env = stamps.get("base_url"), stamps.get("api_key_env", conversation.config.api_key_env)
+        if not isinstance(provider, str) or not isinstance(model, str) or provider not in PROVIDERS:
+            return
+        config = ProviderConfig(
+            provider,
+            model,
+            base_url=base_url if isinstance(base_url, str) else None,
+            api_key_env=key_env if isinstance(key_env, str) or key_env is None else None,
+        )
+        current = conversation.config
+        if (provider, model) == (current.provider, current.model) and base_url == public_url(
+            conversation.provider.base_url
+        ):
+            return
+        conversation.switch_profile(config, conversation.settings, None)
+        self.app.profile_switched()
+        where = f" at {config.base_url}" if config.base_url else ""
+        await self.app.note(f"continuing with {provider} · {model}{where}, where this session's last reply came from")
 
     async def _do_retry(self, _: str) -> None:
         if await self._busy():
