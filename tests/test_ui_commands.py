@@ -313,3 +313,15 @@ async def test_a_narrow_footer_keeps_the_gauge_figure(tmp_path):
         assert f"compacts at {fmt.tokens(reading.threshold)}" in str(pilot.app.query_one("#footer-gauge").render())
         assert pilot.app.query_one("#footer-where").display
         assert str(pilot.app.query_one("#footer-where").render()) == "demo"
+
+
+async def test_export_when_the_exports_folder_is_a_file_is_one_line_and_changes_nothing(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "exported words")
+        exports = tmp_path / "data" / "exports"
+        exports.parent.mkdir(parents=True, exist_ok=True)
+        exports.write_text("not a folder")
+        await run(pilot, "/export")
+        assert notes(app)[-1].startswith(f"cannot write {exports}")
+        assert exports.read_text() == "not a folder" and app.is_running

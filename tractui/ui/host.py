@@ -208,16 +208,18 @@ class CommandHost:
         if fmt not in FORMATS:
             await self.app.note(f"unknown export format '{fmt}': md or json", error=True)
             return
+        folder: Path | None = None
         if len(words) > 1:
             path = Path(words[1]).expanduser()
         else:  # not the folder the app happens to run in: a known place, said in full below
             folder = data_dir() / "exports"
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             path = folder / f"tractui-{conversation.session_id.lower()}.{fmt}"
         text = export_text(conversation.store, conversation.session_id, fmt)
         if fmt == "md":
             text = sanitize(text)
         try:
+            if folder is not None:
+                folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # a file in its place: one line below
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
             await self.app.note(f"cannot write {path}: {exc.strerror or exc}", error=True)
