@@ -214,3 +214,27 @@ async def test_the_prompt_keeps_the_keys_whatever_is_clicked_or_tabbed(tmp_path)
         app.set_focus(None)
         await pilot.press("escape")
         assert box.has_focus
+
+
+async def test_an_unsent_draft_survives_a_kill_and_comes_back(tmp_path):
+    from ui_support import wait_for
+
+    from tractui.ui.draft import draft_path
+
+    draft = "a long thought I have not sent yet\nwith a second line"
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await settle(pilot)
+        app.query_one("#input").insert(draft)
+        await wait_for(pilot, lambda: draft_path().exists())  # written a moment after the typing stops
+        assert draft_path().read_text() == draft and draft_path().stat().st_mode & 0o777 == 0o600
+        await pilot.press("ctrl+c")
+        assert "your draft is kept for next time" in str(app.screen.query_one("Toast").render())
+    again = build_app(tmp_path)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert again.query_one("#input").text == draft
+        assert any("unsent draft" in str(n.render()) for n in again.query(".note"))
+        await pilot.press("enter")  # sent: no draft is left behind
+        await settle(pilot)
+        await wait_for(pilot, lambda: not draft_path().exists())

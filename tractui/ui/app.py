@@ -19,6 +19,7 @@ from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Static, TextArea
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
@@ -26,6 +27,7 @@ from tractui.conversation.commands import is_command
 from tractui.tools.consent import Decision, ToolRequest
 from tractui.tools.server import McpConnection
 from tractui.tools.toolbox import Toolbox
+from tractui.ui.draft import SAVE_AFTER, load_draft, save_draft
 from tractui.ui.host import CommandHost
 from tractui.ui.pacing import FrameBudgets
 from tractui.ui.palette import PrefillPrompt, RunSlashCommand, SlashCommands
@@ -107,6 +109,8 @@ class TractApp(App[int]):
         self.totals = Totals()
         self.editing = False
         self._draft = ""  # the prompt's text when /edit replaced it, given back after
+        self._unsent = ""  # the prompt's text as last changed: kept on disk for the next start
+        self._unsent_timer: Timer | None = None
         self.host = CommandHost(self)
         self._watched: Settings | None = None
         self._watch_settings()
@@ -165,7 +169,12 @@ class TractApp(App[int]):
         self._reacting = True
         self._apply_thinking_visibility()
         self.refresh_where()
-        self.query_one(InputBox).focus()
+        box = self.query_one(InputBox)
+        box.focus()
+        draft = load_draft()
+        if draft.strip():
+            box.set_text(draft)
+            self._notices.append("Your unsent draft from last time is back in the prompt.")
         for notice in self._notices:
             await self.note(notice)
         self.call_after_refresh(self._after_first_frame)
@@ -269,7 +278,10 @@ class TractApp(App[int]):
         await self.push_screen(ToolsScreen(box, enabled=self.settings.view.tools_enabled))
 
     async def on_unmount(self) -> None:
-        """Stop the MCP servers and close the provider's connections before the loop ends."""
+        """Keep the draft; stop the MCP servers and close the provider's connections before the loop ends."""
+        if self._unsent_timer is not None:
+            self._unsent_timer.stop()
+            save_draft(self._unsent)
         if self._conversation is None:
             return
         box = self.toolbox
@@ -604,7 +616,8 @@ class TractApp(App[int]):
             self.exit(0)
             return
         self._quit_armed = now
-        self.notify("Press Ctrl+C again to quit", timeout=QUIT_WINDOW)
+        kept = " (your draft is kept for next time)" if box.text.strip() else ""
+        self.notify(f"Press Ctrl+C again to quit{kept}", timeout=QUIT_WINDOW)
 
     def action_fold_thinking(self) -> None:
         from tractui.ui.widgets.thinking import ThinkingView
@@ -681,6 +694,10 @@ class TractApp(App[int]):
     @on(TextArea.Changed, "#input")
     def _input_changed(self, event: TextArea.Changed) -> None:
         text = event.text_area.text
+        self._unsent = text
+        if self._unsent_timer is not None:
+            self._unsent_timer.stop()
+        self._unsent_timer = self.set_timer(SAVE_AFTER, lambda: save_draft(self._unsent))
         popup = self.query_one(CompletionPopup)
         box = self.query_one(InputBox)
         found = self.host.complete(text) if text.startswith("/") and "\n" not in text else []
