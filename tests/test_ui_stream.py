@@ -381,3 +381,24 @@ async def test_a_long_paste_is_shown_folded_and_sent_whole(tmp_path):
         await pilot.click(message)
         await settle(pilot)
         assert "log line 800" in str(message.render())
+
+
+async def test_a_silent_server_is_said_to_be_waited_for_and_the_line_goes_when_it_speaks(tmp_path, loopback):
+    loopback.add(sse(chat_stream(["weighing"], ["Half"], usage=None, finish=False), stall_after=0, stall=8))
+    clock = FakeClock()
+    app = build_app(tmp_path, config=loop_config(loopback), clock=clock)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "hello?")
+        await wait_for(pilot, lambda: app.streaming)
+        clock.advance(3)
+        await app._tick()
+        assert not app.query(".status.-stall")  # a few seconds is a model thinking, not a silence
+        clock.advance(9)
+        await app._tick()
+        await pilot.pause()
+        (line,) = app.query(".status.-stall")
+        assert str(line.render()) == "⏳ waiting for the server · 12s · Esc cancels"
+        await wait_for(pilot, lambda: any(a.text == "Half" for a in app.query(AnswerView)))  # it speaks again
+        await pilot.pause()
+        assert not app.query(".status.-stall")
+        await pilot.press("escape")

@@ -34,6 +34,7 @@ from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage
 from tractui.ui.widgets.tool_call import ToolCallView
 
 _TEXT_OPS = ("thinking", "text")
+STALL_AFTER = 5.0  # seconds without an event before the reply says it is waiting for the server
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +69,9 @@ class ReplyRenderer:
         self._calls: dict[tuple[int, int], ToolCallView] = {}  # (reply, index) -> its view
         self._unanswered: list[ToolCallView] = []  # calls shown, in order, waiting for their first state
         self.backlog: dict[str, int] = {}  # characters queued since the last flush, per kind (text, thinking)
+        self._last_event = clock()  # a server silent for STALL_AFTER seconds is said to be so
+        self._tool_busy = False  # a call waits for consent or runs: the silence is not the server's
+        self._stalled = False
 
     @property
     def pending(self) -> bool:
@@ -75,6 +79,10 @@ class ReplyRenderer:
 
     def feed(self, event: TurnEvent) -> None:
         ops = self._ops
+        self._last_event = self._clock()
+        if self._stalled:
+            self._stalled = False
+            ops.append(("unstalled", None))
         match event:  # the commonest first: this runs for every delta
             case TextDelta():
                 self._queue_text("text", self._text.feed(event.text))
@@ -89,6 +97,7 @@ class ReplyRenderer:
             case ToolCallDelta():
                 ops.append(("tool", _ToolPiece((self._reply, event.index), event.name, event.arguments)))
             case ToolCallState():
+                self._tool_busy = event.status in ("waiting", "running")
                 ops.append(("tool_state", event))
             case RetryWait():
                 ops.append(("retry", event))
@@ -155,6 +164,8 @@ class ReplyRenderer:
                 self._retry = payload
                 self._retry_until = self._clock() + payload.seconds
                 await self.tick()
+            elif kind == "unstalled":
+                await message.clear_statuses("stall")
             elif kind == "progress":
                 await message.set_status(str(payload), "progress")
             elif kind == "notice":
@@ -189,14 +200,22 @@ class ReplyRenderer:
         view.update_state(state.status, label=sanitize(label), result=sanitize(state.result), took=state.duration)
 
     async def tick(self) -> None:
-        """Refresh the live retry countdown (called about once a second)."""
+        """Refresh the live retry countdown, or say the server has gone quiet (called about once a second)."""
         wait = self._retry
         if wait is None or self._retry_until is None:
+            await self._stall_line()
             return
         left = max(0.0, self._retry_until - self._clock())
         reason = sanitize(wait.reason) or "provider busy"
         text = f"⟳ {reason} — retrying in {duration(left + 0.999)} (attempt {wait.attempt}/{wait.max_attempts})"
         await self.message.set_status(text, "retry")
+
+    async def _stall_line(self) -> None:
+        quiet = self._clock() - self._last_event
+        if self._tool_busy or quiet < STALL_AFTER:
+            return
+        self._stalled = True
+        await self.message.set_status(f"⏳ waiting for the server · {duration(quiet)} · Esc cancels", "stall")
 
     async def finish(self) -> None:
         self._text.flush()
@@ -204,5 +223,5 @@ class ReplyRenderer:
         await self.flush()
         if self._retry is not None:
             self._retry = None
-        await self.message.clear_statuses("retry", "progress")
+        await self.message.clear_statuses("retry", "progress", "stall")
         await self.message.finish()

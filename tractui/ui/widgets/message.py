@@ -19,7 +19,7 @@ from tractui.ui.widgets.column import Column
 from tractui.ui.widgets.thinking import RedactedMarker, ThinkingView
 from tractui.ui.widgets.tool_call import ToolCallView
 
-StatusKind = Literal["interrupted", "error", "retry", "notice", "progress"]
+StatusKind = Literal["interrupted", "error", "retry", "notice", "progress", "stall"]
 INTERRUPTED = "⏹ interrupted — what arrived is kept"
 
 
@@ -149,7 +149,7 @@ class AssistantMessage(Column):
         Before the reply has any part (or when ``above``), a notice or progress line goes
         above the parts: it tells of something done before the reply (a compaction).
         """
-        if kind in ("retry", "progress"):
+        if kind in ("retry", "progress", "stall"):
             for line in self.statuses:
                 if line.kind == kind:
                     line.text = text
