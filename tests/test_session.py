@@ -7,6 +7,7 @@ import json
 
 import pytest
 from loopback import encode_sse, error, openai_chat_reply, sse
+from ui_support import chat_stream
 
 from tractui.conversation.conversation import Conversation
 from tractui.core.content import Content, ThinkingBlock
@@ -337,3 +338,24 @@ async def test_a_slow_consumer_holds_the_reading_back_and_still_gets_every_event
     assert text == "".join(f"w{i} " for i in range(200))
     assert conv.history()[-1].status == "complete"
     await conv.aclose()
+
+
+async def test_two_windows_on_one_session_each_go_on_along_their_own_branch(tmp_path, loopback):
+    from tractui.core.events import Notice
+
+    loopback.add(sse(chat_stream([], ["answer one"])))
+    loopback.add(sse(chat_stream([], ["answer from A"])))
+    loopback.add(sse(chat_stream([], ["answer from B"])))
+    config = ProviderConfig("openai", "loop-model", base_url=f"{loopback.url}/v1", api_key_env="")
+    window_a = Conversation(HistoryStore(tmp_path / "h.db"), Settings(), config)  # two processes: two stores
+    [e async for e in window_a.send("shared question")]
+    window_b = Conversation(HistoryStore(tmp_path / "h.db"), Settings(), config, session_id=window_a.session_id)
+    [e async for e in window_a.send("only in A")]
+    events = [e async for e in window_b.send("only in B")]
+    assert any(isinstance(e, Notice) and "another tractui has written" in e.message for e in events)
+    sent_by_b = [m["content"] for m in loopback.requests[-1].json["messages"]]
+    assert "only in A" not in sent_by_b and "answer from A" not in sent_by_b  # never mixed into B's context
+    assert [c.content.text for c in window_b.history() if c.kind == "user"] == ["shared question", "only in B"]
+    assert [c.content.text for c in window_a.history() if c.kind == "user"] == ["shared question", "only in A"]
+    await window_a.aclose()
+    await window_b.aclose()

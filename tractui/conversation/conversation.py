@@ -71,6 +71,8 @@ class Conversation:
         self._provider = provider
         self._retired: list[Provider] = []  # replaced by a profile switch; closed in aclose()
         self.session_id: str | None = store.resolve_session(session_id) if session_id else None
+        if self.session_id is not None:
+            store.see_head(self.session_id)
         self._producer: asyncio.Task[None] | None = None
         self._cancelled = False
         self._streaming_parent: str | None = None
@@ -96,12 +98,16 @@ class Conversation:
     def open_session(self, ref: str | None = None) -> str:
         """Switch to session ``ref`` (a unique id prefix; latest when empty)."""
         self.session_id = self.store.resolve_session(ref)
+        self.store.see_head(self.session_id)
         self.assembler = None
         return self.session_id
 
     def history(self) -> list[Commit]:
-        """The current branch, root → head, for display."""
-        return self.store.chain(self.session_id) if self.session_id else []
+        """This window's branch, root → head: where it last wrote or what it opened, even when
+        another tractui on the same session has written since."""
+        if self.session_id is None:
+            return []
+        return self.store.chain(self.session_id, head=self.store.seen_head(self.session_id))
 
     def messages(self) -> list[Content]:
         """What would be sent now (reasoning policy applied)."""
@@ -156,7 +162,15 @@ class Conversation:
             if isinstance(saved, StreamError):
                 return
         try:
-            user = self.store.append(self._session(), "user", Content.human(text), profile=self.profile_name)
+            session_id = self._session()
+            mine = self.store.seen_head(session_id)
+            if mine is not None and self.store.head(session_id) != mine:
+                yield Notice(
+                    "another tractui has written to this session since this window last did; this window goes "
+                    "on from its own last message (the other branch stays in the history: /sessions, tractui log)"
+                )
+            parent: str | None = mine if mine is not None else "head"
+            user = self.store.append(session_id, "user", Content.human(text), parent_id=parent, profile=self.profile_name)
         except StoreError as exc:
             yield _not_sent(exc)
             return

@@ -159,6 +159,22 @@ class HistoryStore:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         self._conn = connect(self.path)
+        # each session's head as this store (this process) last saw it or left it: another tractui on the
+        # same file may move the head, and a window must go on along its own branch, not the other's
+        self._heads: dict[str, str] = {}
+
+    def seen_head(self, session_id: str) -> str | None:
+        """The head of ``session_id`` as this process last saw or left it (``None``: not yet)."""
+        return self._heads.get(session_id)
+
+    def see_head(self, session_id: str) -> str | None:
+        """Take the session's head as it is in the file now as this process's."""
+        head = self.head(session_id)
+        if head is None:
+            self._heads.pop(session_id, None)
+        else:
+            self._heads[session_id] = head
+        return head
 
     def close(self) -> None:
         self._conn.close()
@@ -316,6 +332,8 @@ class HistoryStore:
                 conn.execute(
                     "UPDATE sessions SET title = ? WHERE id = ? AND title = ''", (_title_of(content), session_id)
                 )
+        if move_head:
+            self._heads[session_id] = commit.id
         return commit
 
     @staticmethod

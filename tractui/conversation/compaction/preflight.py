@@ -74,6 +74,8 @@ async def compact_conversation(
     if conv.session_id is None:
         yield CompactionResult(False, "nothing to compact: the conversation is empty", automatic=automatic)
         return
+    if head is None:  # this window's branch, even if another tractui has written to the session since
+        head = conv.store.seen_head(conv.session_id)
     try:
         summarizer = resolve_summarizer(conv.config, conv.settings, conv.provider, conv.counter)
     except UserError as exc:  # a bad compaction.profile or provider name
