@@ -128,8 +128,10 @@ async def test_finished_segments_are_frozen_to_the_lines_one_markdown_would_draw
         await chat.mount(view)
         await chat.mount(reference)
         frozen = await _frozen_after_layout(pilot, view)
-        assert len(frozen) == 1 and len(frozen[0].sources) >= 3  # one widget draws the whole run of segments
-        assert "".join(frozen[0].sources) == source
+        # one widget draws the whole run of segments; on a loaded machine a segment not laid out in time is
+        # captured after a later one, in a widget of its own (CaptureQueue): the lines are the same either way
+        assert sum(len(f.sources) for f in frozen) >= 3 and len(frozen) <= 2
+        assert "".join(source for f in frozen for source in f.sources) == source
         assert not view.query("MarkdownBlock")  # the blocks' widgets are gone, not just hidden
         assert [line for f in frozen for line in f.lines] == _reference_lines(pilot, reference)
         assert sum(f.outer_size.height for f in frozen) == view.size.height == reference.outer_size.height
@@ -137,7 +139,7 @@ async def test_finished_segments_are_frozen_to_the_lines_one_markdown_would_draw
         await pilot.resize_terminal(50, 40)  # a new width: captured again at that width
         await pilot.pause()
         frozen = await _frozen_after_layout(pilot, view)
-        assert len(frozen) == 1 and len(frozen[0].sources) >= 3  # thawed segment by segment, frozen again as one
+        assert sum(len(f.sources) for f in frozen) >= 3 and len(frozen) <= 2  # thawed, frozen again
         assert {f.captured_width for f in frozen} == {view.content_region.width}
         assert [line for f in frozen for line in f.lines] == _reference_lines(pilot, reference)
         assert max(len(line) for f in frozen for line in f.lines) <= 50

@@ -402,3 +402,31 @@ async def test_a_silent_server_is_said_to_be_waited_for_and_the_line_goes_when_i
         await pilot.pause()
         assert not app.query(".status.-stall")
         await pilot.press("escape")
+
+
+async def test_thinking_the_provider_omits_is_one_line_live_and_after_a_resume(tmp_path, loopback, monkeypatch):
+    import json
+    from pathlib import Path
+
+    from tractui.providers.transport import ProviderConfig
+    from tractui.ui.widgets.thinking import RedactedMarker
+
+    recording = Path(__file__).parent / "fixtures/providers/anthropic_thinking"
+    name = "claude_sonnet5_stream_thinking_display_omitted"
+    model = json.loads((recording / f"{name}.meta.json").read_text())["model"]
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    loopback.add(sse((recording / f"{name}.sse").read_bytes()))
+    config = ProviderConfig("anthropic", model, base_url=loopback.url, api_key_env="ANTHROPIC_API_KEY")
+    app = build_app(tmp_path, config=config)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "think, but do not show it")
+        await settle(pilot)
+        live = [str(m.render()) for m in app.query(RedactedMarker)]
+        session = app.conversation.session_id
+        assert live and all(text == RedactedMarker.OMITTED for text in live)
+        assert not app.query(ThinkingView)  # no empty "Thought" block
+    resumed = build_app(tmp_path, config=config)
+    resumed.conversation.open_session(session)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert [str(m.render()) for m in resumed.query(RedactedMarker)] == live

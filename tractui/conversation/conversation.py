@@ -170,7 +170,9 @@ class Conversation:
                     "on from its own last message (the other branch stays in the history: /sessions, tractui log)"
                 )
             parent: str | None = mine if mine is not None else "head"
-            user = self.store.append(session_id, "user", Content.human(text), parent_id=parent, profile=self.profile_name)
+            user = self.store.append(
+                session_id, "user", Content.human(text), parent_id=parent, profile=self.profile_name
+            )
         except StoreError as exc:
             yield _not_sent(exc)
             return

@@ -127,6 +127,8 @@ def _parts(
         if isinstance(block, ThinkingBlock):
             if block.is_hidden:
                 parts.append(RedactedMarker())
+            elif not block.thought and block.signature:  # display "omitted": signed, nothing to show
+                parts.append(RedactedMarker(RedactedMarker.OMITTED))
             elif block.thought:  # elapsed < 0: the time it took is not recorded
                 view = ThinkingView(count_tokens, clock, text=sanitize(block.thought), elapsed=-1.0)
                 if folded:

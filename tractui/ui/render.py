@@ -31,6 +31,7 @@ from tractui.core.events import (
 from tractui.ui.format import duration
 from tractui.ui.sanitize import StreamSanitizer, sanitize
 from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage
+from tractui.ui.widgets.thinking import RedactedMarker
 from tractui.ui.widgets.tool_call import ToolCallView
 
 _TEXT_OPS = ("thinking", "text")
@@ -111,7 +112,10 @@ class ReplyRenderer:
             case Done():
                 self.done = True
                 self._reply += 1
-            case ThinkingSignature() | UsageEvent():  # for the store and the gauge, nothing to draw
+            case ThinkingSignature():
+                if event.metadata.get("source_field") == "thinking":  # a block with no visible thought
+                    ops.append(("omitted", None))  # (Claude's display "omitted"): say it is there
+            case UsageEvent():  # for the store and the gauge, nothing to draw
                 pass
             case unhandled:
                 assert_never(unhandled)
@@ -153,6 +157,8 @@ class ReplyRenderer:
                 await message.reclassify_as_thinking()
             elif kind == "redacted":
                 await message.redacted()
+            elif kind == "omitted":
+                await message.redacted(RedactedMarker.OMITTED)
             elif kind == "tool":
                 assert isinstance(payload, _ToolPiece)
                 await self._tool_delta(payload)

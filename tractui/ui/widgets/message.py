@@ -115,9 +115,9 @@ class AssistantMessage(Column):
         self.end_thinking()
         return await self._add(AnswerView(text))  # type: ignore[return-value]
 
-    async def redacted(self) -> None:
+    async def redacted(self, text: str = RedactedMarker.REDACTED) -> None:
         self.end_thinking()
-        await self._add(RedactedMarker())
+        await self._add(RedactedMarker(text))
 
     async def tool_call(self, name: str) -> ToolCallView:
         self.end_thinking()

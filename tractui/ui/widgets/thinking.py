@@ -138,9 +138,10 @@ class ThinkingView(Column):
 
 
 class RedactedMarker(Static):
-    """Encrypted thinking: kept for the model, never shown as text."""
+    """Encrypted or omitted thinking: kept for the model, never shown as text."""
 
-    def __init__(self) -> None:
-        super().__init__(
-            "🔒 Redacted thinking (encrypted by the provider, kept for the model)", classes="thinking redacted"
-        )
+    REDACTED = "🔒 Redacted thinking (encrypted by the provider, kept for the model)"
+    OMITTED = "Thinking (not shown by the provider; kept for the model)"
+
+    def __init__(self, text: str = REDACTED) -> None:
+        super().__init__(text, classes="thinking redacted")
