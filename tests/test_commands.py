@@ -19,6 +19,7 @@ from tractui.conversation.commands import (
 from tractui.conversation.conversation import Conversation
 from tractui.core.settings import REGISTRY, SPECS, Settings
 from tractui.errors import UnknownProvider
+from tractui.providers.models import ModelInfo
 from tractui.providers.transport import ProviderConfig
 from tractui.store.history import HistoryStore
 
@@ -39,6 +40,7 @@ class Host:
     active_profile: str | None = None
     switched: list[Profile] = field(default_factory=list)
     refuse: bool = False
+    known_models: list[ModelInfo] = field(default_factory=list)
 
     def switch_profile(self, profile: Profile) -> None:
         if self.refuse:
@@ -46,7 +48,7 @@ class Host:
         self.switched.append(profile)
         self.provider_config = profile.provider_config()
         self.settings = Settings(profile.settings)
-        self.active_profile = profile.name
+        self.active_profile = profile.name or None
 
 
 @pytest.fixture
@@ -261,7 +263,7 @@ def test_profile_load_says_at_once_when_the_key_is_not_set(host, monkeypatch):
 def test_model_switches_within_the_provider_and_keeps_settings(host):
     run(host, "/profile load kimi")
     run(host, "/set reasoning.effort low")
-    assert run(host, "/model").message == "model: kimi-k2.6 (provider openai); /model NAME switches"
+    assert run(host, "/model").action == "model"  # the app lists what the server offers
     result = run(host, "/model kimi-k2-turbo-preview")
     assert not result.error
     assert host.provider_config == ProviderConfig(
@@ -270,6 +272,22 @@ def test_model_switches_within_the_provider_and_keeps_settings(host):
     assert host.settings.get("reasoning.effort") == "low" and host.settings.get("context-limit") == 262144
     assert host.active_profile == "kimi"
     assert run(host, "/model two words").error
+
+
+def test_model_checks_the_servers_list_and_takes_its_window(host):
+    host.provider_config = ProviderConfig("openai", "kimi-k2.6", "https://api.moonshot.ai/v1", "")
+    host.known_models = [ModelInfo("kimi-k3", context_limit=524288, name="Kimi K3"), ModelInfo("kimi-k2.6")]
+    result = run(host, "/model kimi-k3")
+    assert not result.error and host.settings.get("context-limit") == 524288
+    assert "context-limit 524,288 (the server's figure for kimi-k3)" in result.message
+    result = run(host, "/model kimi-typo")
+    assert not result.error and host.provider_config.model == "kimi-typo"  # a typed id is still taken
+    assert "warning: kimi-typo is not in the server's list of 2 models" in result.message
+    run(host, "/set context-limit 100000")
+    run(host, "/model kimi-k3")
+    assert host.settings.get("context-limit") == 100000  # what the user set stands
+    assert texts(complete("/model kimi-k", models=host.known_models)) == ["/model kimi-k3", "/model kimi-k2.6"]
+    assert complete("/model kimi-k3", models=host.known_models)[0].help == "Kimi K3 · 524,288-token window"
 
 
 # -- completion ---------------------------------------------------------------

@@ -325,3 +325,27 @@ async def test_export_when_the_exports_folder_is_a_file_is_one_line_and_changes_
         await run(pilot, "/export")
         assert notes(app)[-1].startswith(f"cannot write {exports}")
         assert exports.read_text() == "not a folder" and app.is_running
+
+
+async def test_model_lists_what_the_server_offers_and_says_so_when_it_cannot(tmp_path, loopback):
+    from loopback import json_body
+    from ui_support import loop_config
+
+    from tractui.providers.transport import ProviderConfig
+
+    loopback.add(json_body({"data": [{"id": "loop-model"}, {"id": "big-one", "context_length": 1048576}]}))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "/model")
+        listed = notes(app)[-1]
+        assert "the server lists 2" in listed and "* loop-model" in listed and "1,048,576-token window" in listed
+        await run(pilot, "/model big-one")
+        assert app.conversation.config.model == "big-one" and app.settings.get("context-limit") == 1048576
+        assert len([r for r in loopback.requests if r.path.endswith("/models")]) == 1  # fetched once
+    down = ProviderConfig("openai", "m", base_url="http://127.0.0.1:9/v1", api_key_env="")
+    app = build_app(tmp_path, config=down)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "/model")
+        assert notes(app)[-1].startswith("model: m (provider openai); the server's list cannot be had (cannot reach")
+        await run(pilot, "/model typed-id")
+        assert app.conversation.config.model == "typed-id"  # offline, a typed id is still taken

@@ -18,6 +18,7 @@ from tractui.config.startup import missing_key_notice
 from tractui.core.settings import REGISTRY, SPECS, Settings, closest, format_value, spec_for
 from tractui.errors import ProfileError, SettingError, UserError
 from tractui.providers.config import ProviderConfig
+from tractui.providers.models import ModelInfo
 from tractui.providers.preview import describe_parameters, sent_parameters, setting_effect
 
 Action = Literal[
@@ -32,6 +33,7 @@ Action = Literal[
     "export",
     "theme",
     "tools",
+    "model",
     "clear",
     "quit",
 ]
@@ -85,6 +87,11 @@ class CommandContext(Protocol):
     @property
     def provider_config(self) -> ProviderConfig: ...
 
+    @property
+    def known_models(self) -> Sequence[ModelInfo]:
+        """The models the server listed for the current endpoint, once fetched (else empty)."""
+        ...
+
     def switch_profile(self, profile: Profile) -> None: ...
 
 
@@ -99,7 +106,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("help", "", "list the commands"),
     CommandSpec("set", "[KEY [VALUE] | unset KEY]", "show or change settings", (("unset", "restore a key's default"),)),
     CommandSpec("profile", "save|load|list|delete [NAME]", "manage and switch profiles", PROFILE_SUBCOMMANDS),
-    CommandSpec("model", "[NAME]", "show or switch the model within the current provider"),
+    CommandSpec("model", "[NAME]", "list the server's models, or switch to one (the provider stays)"),
     CommandSpec("context", "", "how full the context window is, and why"),
     CommandSpec("compact", "[FOCUS]", "summarise older turns to free context"),
     CommandSpec("new", "", "start a new session"),
@@ -312,9 +319,17 @@ def profile_table(store: ProfileStore, active: str | None) -> str:
 def _model(rest: str, ctx: CommandContext) -> CommandResult:
     config = ctx.provider_config
     if not rest:
-        return CommandResult(message=f"model: {config.model} (provider {config.provider}); /model NAME switches")
+        return CommandResult(action="model")  # the list comes from the server: the host fetches it
     if " " in rest:
         return _error("usage: /model NAME (one model name, no spaces)")
+    listed = {m.id: m for m in ctx.known_models}
+    settings = ctx.settings.changed()
+    info = listed.get(rest)
+    window = info.context_limit if info is not None else None
+    if "context-limit" in settings:  # the user's (or the profile's) figure stands
+        window = None
+    if window is not None:  # the server's figure for this model
+        settings = {**settings, "context-limit": window}
     try:
         profile = validated(
             lambda: Profile(
@@ -323,13 +338,19 @@ def _model(rest: str, ctx: CommandContext) -> CommandResult:
                 model=rest,
                 base_url=config.base_url,
                 api_key_env=config.api_key_env,
-                settings=ctx.settings.changed(),
+                settings=settings,
             ),
             "/model",
         )
     except ProfileError as err:
         return _error(str(err))
-    return switch(profile, ctx, f"switched model to {rest}")
+    result = switch(profile, ctx, f"switched model to {rest}")
+    lines = [result.message]
+    if window is not None:
+        lines.append(f"context-limit {window:,} (the server's figure for {rest})")
+    if listed and info is None:
+        lines.append(f"warning: {rest} is not in the server's list of {len(listed)} models (/model lists them)")
+    return CommandResult(message="\n".join(lines), error=result.error)
 
 
 _HANDLERS: dict[str, Callable[[str, CommandContext], CommandResult]] = {
@@ -348,6 +369,7 @@ def complete(
     profiles: ProfileStore | None = None,
     themes: Sequence[str] = (),
     settings: Settings | None = None,
+    models: Sequence[ModelInfo] = (),
 ) -> list[Completion]:
     """Suggestions for ``line`` as typed so far: command names, then each command's arguments."""
     if not line.startswith("/") or line.startswith("//"):
@@ -377,9 +399,19 @@ def complete(
         return []
     if name == "theme":
         return _words(head, rest, tuple((t, "theme") for t in themes))
+    if name == "model":
+        return _words(head, rest, tuple((m.id, model_line(m)) for m in models))
     if name == "export" and " " not in rest:
         return _words(head, rest, EXPORT_FORMATS, trailing=" ")
     return []
+
+
+def model_line(model: ModelInfo) -> str:
+    """What a listed model is, in a few words: its name and its window when the server says."""
+    parts = [model.name] if model.name and model.name != model.id else []
+    if model.context_limit:
+        parts.append(f"{model.context_limit:,}-token window")
+    return " · ".join(parts) or "model"
 
 
 def _complete_set(head: str, rest: str, settings: Settings | None) -> list[Completion]:

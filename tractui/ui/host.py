@@ -5,6 +5,7 @@ out the actions that need the screen or the conversation.
 
 from __future__ import annotations
 
+import contextlib
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
@@ -17,6 +18,7 @@ from tractui.core.settings import Settings, closest
 from tractui.core.urls import public_url
 from tractui.errors import UserError
 from tractui.providers.config import PROVIDERS, ProviderConfig
+from tractui.providers.models import ModelInfo, ModelListError
 from tractui.ui.sanitize import sanitize
 
 if TYPE_CHECKING:
@@ -28,6 +30,7 @@ class CommandHost:
 
     def __init__(self, app: TractApp) -> None:
         self.app = app
+        self._models: dict[tuple[str, str], list[ModelInfo]] = {}  # per endpoint, for the session
 
     # -- CommandContext ----------------------------------------------------
     @property
@@ -46,15 +49,41 @@ class CommandHost:
     def provider_config(self) -> ProviderConfig:
         return self.app.conversation.config
 
+    @property
+    def known_models(self) -> list[ModelInfo]:
+        return self._models.get(self._endpoint(), [])
+
+    def _endpoint(self) -> tuple[str, str]:
+        conversation = self.app.conversation
+        return conversation.config.provider, conversation.provider.base_url
+
+    async def fetch_models(self) -> list[ModelInfo]:
+        """The server's list for the current endpoint, fetched once per session; ``ModelListError`` when
+        it cannot be had (offline, no key, an error)."""
+        endpoint = self._endpoint()
+        if endpoint not in self._models:
+            self._models[endpoint] = await self.app.conversation.provider.list_models()
+        return self._models[endpoint]
+
     def switch_profile(self, profile: Profile) -> None:
         self.app.conversation.switch_profile(profile.provider_config(), profile.make_settings(), profile.name or None)
         self.app.profile_switched()
 
     # -- running -----------------------------------------------------------
     def complete(self, line: str) -> list[commands.Completion]:
+        if line.startswith("/model ") and self.app.ready and self._endpoint() not in self._models:
+            self.app.run_worker(self._fetch_quietly(), group="models", exclusive=True)  # offered once it is here
         return commands.complete(
-            line, profiles=self.profiles, themes=sorted(self.app.available_themes), settings=self.settings
+            line,
+            profiles=self.profiles,
+            themes=sorted(self.app.available_themes),
+            settings=self.settings,
+            models=self.known_models if self.app.ready else (),
         )
+
+    async def _fetch_quietly(self) -> None:
+        with contextlib.suppress(ModelListError):  # /model says why, when asked
+            await self.fetch_models()
 
     async def run(self, line: str) -> None:
         app = self.app
@@ -87,6 +116,8 @@ class CommandHost:
                 await self._do_theme(args)
             case "tools":
                 await self._do_tools(args)
+            case "model":
+                await self._do_model(args)
             case "clear":
                 await self._do_clear(args)
             case "quit":
@@ -247,6 +278,24 @@ class CommandHost:
 
     async def _do_tools(self, _: str) -> None:
         await self.app.show_tools()
+
+    async def _do_model(self, _: str) -> None:
+        config = self.app.conversation.config
+        here = f"model: {config.model} (provider {config.provider})"
+        try:
+            models = await self.fetch_models()
+        except ModelListError as err:
+            await self.app.note(f"{here}; the server's list cannot be had ({err}); /model NAME still switches")
+            return
+        if not models:
+            await self.app.note(f"{here}; the server lists no models; /model NAME switches")
+            return
+        width = max(len(m.id) for m in models)
+        lines = [f"{here}; the server lists {len(models)} (/model NAME switches):"]
+        for model in models:
+            mark = "*" if model.id == config.model else " "
+            lines.append(sanitize(f"{mark} {model.id:<{width}}  {commands.model_line(model)}"))
+        await self.app.note("\n".join(lines))
 
     async def _do_clear(self, _: str) -> None:
         await self.app.clear_view()
