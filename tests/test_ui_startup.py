@@ -27,7 +27,7 @@ def dirs(tmp_path, monkeypatch):
     monkeypatch.setenv("TRACTUI_DATA_DIR", str(tmp_path / "data"))
 
 
-def pending_app(tmp_path, gate: threading.Event) -> tuple[TractApp, HistoryStore]:
+def pending_app(tmp_path, gate: threading.Event, *, resuming: bool = False) -> tuple[TractApp, HistoryStore]:
     store = HistoryStore(tmp_path / "history.db")
     settings = Settings()
 
@@ -35,7 +35,26 @@ def pending_app(tmp_path, gate: threading.Event) -> tuple[TractApp, HistoryStore
         gate.wait(10)
         return Conversation(store, settings, DEMO, provider=DemoProvider(DEMO, pace=0))
 
-    return TractApp(PendingConversation(DEMO, settings, None, build), clock=FakeClock()), store
+    pending = PendingConversation(DEMO, settings, None, build, resuming=resuming)
+    return TractApp(pending, clock=FakeClock()), store
+
+
+async def test_a_session_being_resumed_says_so_until_its_messages_are_drawn(tmp_path):
+    from ui_support import screen_text
+
+    gate = threading.Event()
+    app, store = pending_app(tmp_path, gate, resuming=True)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            assert "Loading this session…" in screen_text(app)  # not a blank screen while it loads
+            gate.set()
+            await wait_for(pilot, lambda: app.ready)
+            await settle(pilot)
+            assert "Loading this session…" not in screen_text(app)
+    finally:
+        gate.set()
+        store.close()
 
 
 async def test_input_typed_before_the_conversation_is_built_is_sent_after(tmp_path):

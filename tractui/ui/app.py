@@ -177,6 +177,8 @@ class TractApp(App[int]):
             self._notices.append("Your unsent draft from last time is back in the prompt.")
         for notice in self._notices:
             await self.note(notice)
+        if self._pending is not None and self._pending.resuming:  # until its messages are drawn
+            await self.query_one(ChatLog).mount(Static("Loading this session…", classes="note loading"))
         self.call_after_refresh(self._after_first_frame)
         self.set_interval(1.0, self._tick)
         self.watch(self.query_one(ChatLog), "scroll_y", self._scrolled, init=False)
@@ -310,6 +312,7 @@ class TractApp(App[int]):
         chat = self.query_one(ChatLog)
         if not initial:
             await chat.remove_children()
+        await chat.query(".loading").remove()
         pending = history.entries(self.conversation.history())
         start = history.newest(pending, self._batch_chars())
         self._earlier = pending[:start]

@@ -49,6 +49,7 @@ def run_app(options: CliOptions) -> int:
         startup.profile_name,
         lambda: _conversation(store, startup, session_id),
         follow_session_profile=session_id is not None and not options.chose_setup,
+        resuming=session_id is not None,
     )
     app = TractApp(pending, notices=startup.notices, theme=startup.theme)
     tune_gc()

@@ -23,3 +23,4 @@ class PendingConversation:
     profile_name: str | None
     build: Callable[[], Conversation]
     follow_session_profile: bool = False  # resumed with no --profile or --provider: take the session's own
+    resuming: bool = False  # a session is opened (-c, --resume): the first frame says it is being drawn
