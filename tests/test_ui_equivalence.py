@@ -1,0 +1,119 @@
+"""The screen shows what arrived: after a reply has streamed, the conversation drawn live is the
+conversation a fresh app draws from the stored history (a resume), line for line.
+
+Generated Markdown answers (headings, nested lists, tables, fences with and
+without a language, blockquotes, rules, long words, paragraphs) are streamed
+over loopback HTTP in random pieces; a bounded number of examples runs in CI,
+more with ``TRACTUI_EQUIVALENCE_EXAMPLES=200 uv run pytest tests/test_ui_equivalence.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from loopback import LoopbackServer, sse
+from ui_support import build_app, chat_stream, loop_config, screen_text, settle, type_line, wait_for
+
+SIZE = (100, 160)  # tall enough that the whole reply is on screen: no scroll position to differ
+
+WORD = st.sampled_from(["list", "slice", "reverse", "copy", "`items`", "**bold**", "*soft*", "O(n)", "deque", "x"])
+LONG = st.just("a" * 120)
+
+
+def _sentence(words: list[str]) -> str:
+    return " ".join(words) + "."
+
+
+PARAGRAPH = st.lists(st.one_of(WORD, LONG), min_size=1, max_size=25).map(_sentence)
+HEADING = st.tuples(st.integers(1, 3), st.lists(WORD, min_size=1, max_size=5)).map(
+    lambda t: "#" * t[0] + " " + " ".join(t[1])
+)
+ITEMS = st.lists(st.lists(WORD, min_size=1, max_size=6).map(" ".join), min_size=1, max_size=4)
+LIST = st.tuples(ITEMS, ITEMS, st.booleans()).map(
+    lambda t: (
+        "\n".join(f"- {a}" for a in t[0]) + "\n" + "\n".join(f"  - {b}" for b in t[1])
+        if t[2]
+        else "\n".join(f"{i}. {a}" for i, a in enumerate(t[0], 1))
+    )
+)
+TABLE = st.lists(st.tuples(WORD, WORD), min_size=1, max_size=4).map(
+    lambda rows: "| name | what |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
+)
+FENCE = st.tuples(
+    st.sampled_from(["python", "rust", ""]), st.lists(st.lists(WORD, max_size=6), min_size=1, max_size=5)
+).map(lambda t: f"```{t[0]}\n" + "\n".join("    " + " ".join(line) for line in t[1]) + "\n```")
+QUOTE = PARAGRAPH.map(lambda p: "> " + p)
+RULE = st.just("---")
+BLOCK = st.one_of(PARAGRAPH, HEADING, LIST, TABLE, FENCE, QUOTE, RULE)
+DOCUMENT = st.lists(BLOCK, min_size=1, max_size=7).map("\n\n".join)
+
+
+def pieces(text: str, cuts: list[int]) -> list[str]:
+    out, i, k = [], 0, 0
+    while i < len(text):
+        step = cuts[k % len(cuts)]
+        out.append(text[i : i + step])
+        i, k = i + step, k + 1
+    return out
+
+
+def conversation_lines(screen: str) -> list[str]:
+    """The conversation's lines: above the prompt, without the scrollbar or how long thinking took."""
+    lines = screen.splitlines()
+    lines = lines[: next(i for i, line in enumerate(lines) if "╭─" in line)]
+    lines = [re.sub(r"\s*[▁▂▃▄▅▆▇█]?\s*$", "", re.sub(r"Thought for \d+s", "Thought", line)) for line in lines]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return lines
+
+
+async def live_and_resumed(answer: str, thinking: str, cuts: list[int]) -> tuple[list[str], list[str]]:
+    server = LoopbackServer()
+    await server.start()
+    server.add(sse(chat_stream(pieces(thinking, cuts), pieces(answer, cuts)), seed=None))
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
+        try:
+            app = build_app(tmp, config=loop_config(server))
+            async with app.run_test(size=SIZE) as pilot:
+                await type_line(pilot, "show me")
+                await wait_for(pilot, lambda: not app.streaming and app.renderer is None, timeout=60)
+                await settle(pilot)
+                await pilot.pause(0.3)  # finished segments are captured a few at a time
+                await settle(pilot)
+                live = conversation_lines(screen_text(app))
+                session = app.conversation.session_id
+            resumed = build_app(tmp, config=loop_config(server))
+            resumed.conversation.open_session(session)
+            async with resumed.run_test(size=SIZE) as pilot:
+                await settle(pilot)
+                await pilot.pause(0.3)
+                await settle(pilot)
+                again = conversation_lines(screen_text(resumed))
+        finally:
+            await server.stop()
+    return live, again
+
+
+@settings(
+    max_examples=int(os.environ.get("TRACTUI_EQUIVALENCE_EXAMPLES", "8")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    answer=DOCUMENT,
+    thinking=PARAGRAPH,
+    cuts=st.lists(st.integers(min_value=1, max_value=60), min_size=1, max_size=12),
+)
+def test_what_streamed_is_drawn_as_a_resume_draws_it(answer, thinking, cuts):
+    live, again = asyncio.run(live_and_resumed(answer, thinking, cuts))
+    assert "show me" in " ".join(live)
+    assert live == again
