@@ -31,7 +31,7 @@ from ui_stream import PROSE, SIZE, token_pieces  # noqa: E402
 from ui_support import build_app, chat_stream, loop_config, settle, type_line  # noqa: E402
 
 from tractui.core.events import TextDelta  # noqa: E402
-from tractui.ui.render import ReplyRenderer  # noqa: E402
+from tractui.ui.streaming.renderer import ReplyRenderer  # noqa: E402
 
 TOKENS = 50_000
 WINDOW = 10_000

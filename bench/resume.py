@@ -94,7 +94,7 @@ async def run(folder: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         frames = watch_frames(app)
         prompt = watch_prompt(app, app.query_one("#input"), "z")  # a letter the prompt's placeholder lacks
-        await wait_for(pilot, lambda: app.ready and "NEWEST-REPLY-END" in screen_text(app), timeout=120)
+        await wait_for(pilot, lambda: app.chat.ready and "NEWEST-REPLY-END" in screen_text(app), timeout=120)
         shown = time.perf_counter() - start
         print(f"{TURNS} long replies: newest reply on screen after {shown * 1000:.0f} ms (goal < 1,000 ms)")
 
@@ -107,10 +107,10 @@ async def run(folder: Path) -> None:
         chat = app.query_one(ChatLog)
         batches = []
         while app.query_one(EarlierMessages).display:
-            left = len(app._earlier)
+            left = len(app.chat.pager.earlier)
             t0 = time.perf_counter()
             chat.scroll_home(animate=False, immediate=True)
-            while len(app._earlier) == left or app._drawing_earlier:
+            while len(app.chat.pager.earlier) == left or app.chat.pager.drawing:
                 await asyncio.sleep(0.001)
             drawn = time.perf_counter()
             while not frames or frames[-1] <= drawn:

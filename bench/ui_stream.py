@@ -37,7 +37,7 @@ from ui_support import build_app, chat_stream, loop_config, settle, type_line, w
 
 from tractui.core.events import TextDelta, ThinkingDelta  # noqa: E402
 from tractui.core.tokens import get_encoding  # noqa: E402
-from tractui.ui.render import ReplyRenderer  # noqa: E402
+from tractui.ui.streaming.renderer import ReplyRenderer  # noqa: E402
 from tractui.ui.widgets.message import AssistantMessage  # noqa: E402
 
 TOKENS = 20_000
@@ -152,7 +152,7 @@ async def keystrokes(tmp: Path, answer: str, keys: int = 100) -> tuple[list[tupl
             box = app.query_one("#input")
             shown = watch_prompt(app, box, "z")  # a letter the prompt's placeholder lacks
             for _ in range(keys):
-                if not app.streaming:
+                if not app.chat.streaming:
                     print(f"  (stream ended after {len(latencies)} keys)")
                     break
                 latency = await key_to_screen(app, box, shown)

@@ -29,7 +29,7 @@ async def test_long_streamed_answer_is_segmented_and_complete(tmp_path):
     app = build_app(tmp_path)
     source = BLOCK * (3 * SEGMENT_CHARS // len(BLOCK) + 2)
     async with app.run_test(size=(100, 40)) as pilot:
-        message = AssistantMessage(app._count, app.clock)
+        message = AssistantMessage(app.chat.count, app.clock)
         await app.query_one("#chat").mount(message)
         answer = await message.answer()
         for i in range(0, len(source), 37):  # fragments cutting through fences and blank lines
@@ -53,7 +53,7 @@ async def test_every_segment_of_a_streamed_answer_ends_up_frozen(tmp_path):
     app = build_app(tmp_path)
     source = BLOCK * (6 * SEGMENT_CHARS // len(BLOCK))
     async with app.run_test(size=(100, 40)) as pilot:
-        message = AssistantMessage(app._count, app.clock)
+        message = AssistantMessage(app.chat.count, app.clock)
         await app.query_one("#chat").mount(message)
         answer = await message.answer()
         with app.batch_update():  # as in the app's frames: nothing is laid out meanwhile

@@ -288,13 +288,13 @@ async def test_gauge_turns_warning_then_error_near_the_threshold(tmp_path):
         footer = app.query_one(GaugeFooter)
         assert footer.level == "ok"
         app.settings.set("context-limit", "256")
-        app.refresh_gauge()
+        app.chat.refresh_gauge()
         reading = footer.reading
         app.settings.set("compression-threshold", f"{reading.effective / (0.95 * reading.usable):.4f}")
-        app.refresh_gauge()
+        app.chat.refresh_gauge()
         assert footer.level == "warning" and footer.has_class("-warning")
         app.settings.set("compression-threshold", "0.1")
-        app.refresh_gauge()
+        app.chat.refresh_gauge()
         assert footer.level == "error" and footer.has_class("-error")
 
 

@@ -85,7 +85,7 @@ async def live_and_resumed(answer: str, thinking: str, cuts: list[int]) -> tuple
             app = build_app(tmp, config=loop_config(server))
             async with app.run_test(size=SIZE) as pilot:
                 await type_line(pilot, "show me")
-                await wait_for(pilot, lambda: not app.streaming and app.renderer is None, timeout=60)
+                await wait_for(pilot, lambda: not app.chat.streaming and app.chat.renderer is None, timeout=60)
                 await settle(pilot)
                 await pilot.pause(0.3)  # finished segments are captured a few at a time
                 await settle(pilot)

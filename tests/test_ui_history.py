@@ -134,7 +134,7 @@ async def test_earlier_thinking_comes_folded_after_ctrl_t(tmp_path):
         await pilot.press("ctrl+t")
         await pilot.pause()
         shown = len(app.query(ThinkingView))
-        await app.show_earlier()
+        await app.chat.show_earlier()
         await settle(pilot)
         views = list(app.query(ThinkingView))
         assert len(views) > shown and all(v.folded for v in views)
@@ -144,7 +144,7 @@ async def test_new_session_forgets_the_earlier_messages(tmp_path):
     app = _resumed(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await app.run_command("/new")
+        await app.chat.run_command("/new")
         await settle(pilot)
         assert not app.query(UserMessage)
         assert not app.query_one(EarlierMessages).display
@@ -252,7 +252,7 @@ async def test_page_keys_scroll_the_conversation_from_the_prompt_and_reach_earli
         await pilot.press("pagedown")
         await settle(pilot)
         assert chat.following
-        await app.run_command("/sessions")  # over a dialog the keys are the dialog's
+        await app.chat.run_command("/sessions")  # over a dialog the keys are the dialog's
         await settle(pilot)
         place = chat.scroll_y
         await pilot.press("pageup")

@@ -128,7 +128,7 @@ async def test_edit_from_the_palette_gives_the_draft_back_after_esc_or_the_resen
         for attempt in ("esc", "enter"):
             box.load_text("a draft I am still writing")
             await palette(pilot, "/edit")
-            assert app.editing and box.text == "original"
+            assert app.chat.editing and box.text == "original"
             await palette(pilot, "/edit")  # again: the draft is still the one from before the first
             if attempt == "esc":
                 await pilot.press("escape")
@@ -136,7 +136,7 @@ async def test_edit_from_the_palette_gives_the_draft_back_after_esc_or_the_resen
                 box.load_text("edited")
                 await pilot.press("enter")
             await settle(pilot)
-            assert not app.editing and box.text == "a draft I am still writing"
+            assert not app.chat.editing and box.text == "a draft I am still writing"
         assert [u.text for u in app.query(UserMessage)] == ["edited"]
 
 

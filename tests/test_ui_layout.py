@@ -20,7 +20,7 @@ async def _layouts_per_frame(tmp_path, write) -> list[int]:
     async with app.run_test(
         size=(60, 40)
     ) as pilot:  # tall enough for no scrollbar to appear (that is a layout of its own)
-        message = AssistantMessage(app._count, app.clock)
+        message = AssistantMessage(app.chat.count, app.clock)
         await app.query_one("#chat").mount(message)
         await pilot.pause()
         app.screen.screen_layout_refresh_signal.subscribe(app, lambda _: counts.append(1), immediate=True)

@@ -6,7 +6,7 @@ import gc
 import sys
 
 from tractui.ui.launch import GC_MIDDLE, GC_OLD, GC_YOUNG, tune_gc
-from tractui.ui.pacing import FrameBudget, FrameBudgets
+from tractui.ui.streaming.pacing import FrameBudget, FrameBudgets
 
 
 def run_frames(budget: FrameBudget, overhead: float, per_char: float, frames: int = 60) -> float:

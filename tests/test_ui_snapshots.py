@@ -36,7 +36,7 @@ async def _serve(app, *replies) -> LoopbackServer:
         server.add(reply)
     conversation = app.conversation
     conversation.switch_profile(loop_config(server), conversation.settings, None)
-    app.profile_switched()
+    app.chat.profile_switched()
     return server
 
 
@@ -53,7 +53,7 @@ def test_thinking_while_streaming(snap_compare, tmp_path):
         await type_line(pilot, "How do I reverse a list in Python?")
         await wait_for(pilot, lambda: any("copies." in v.text for v in app.query(ThinkingView)))
         app.clock.advance(7)
-        await app._tick()
+        await app.chat.frames.tick()
         await _still(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -49,7 +49,7 @@ async def test_a_session_being_resumed_says_so_until_its_messages_are_drawn(tmp_
             await pilot.pause()
             assert "Loading this session…" in screen_text(app)  # not a blank screen while it loads
             gate.set()
-            await wait_for(pilot, lambda: app.ready)
+            await wait_for(pilot, lambda: app.chat.ready)
             await settle(pilot)
             assert "Loading this session…" not in screen_text(app)
     finally:
@@ -63,14 +63,14 @@ async def test_input_typed_before_the_conversation_is_built_is_sent_after(tmp_pa
     try:
         async with app.run_test(size=(100, 30)) as pilot:
             await pilot.pause()
-            assert not app.ready
+            assert not app.chat.ready
             assert "demo" in str(app.query_one(GaugeFooter).query_one("#footer-where").render())
             await type_line(pilot, "first")
             await type_line(pilot, "/set temperature 0.5")
             await type_line(pilot, "second")
             assert not app.query(UserMessage) and app.settings.get("temperature") is None
             gate.set()
-            await wait_for(pilot, lambda: app.ready)
+            await wait_for(pilot, lambda: app.chat.ready)
             await settle(pilot)
             users = [m.text for m in app.query(UserMessage)]
             assert users == ["first", "second"]
@@ -102,7 +102,7 @@ async def test_a_message_sent_while_a_resumed_session_is_drawn_is_drawn_once(tmp
             await type_line(pilot, "sent at once")  # before the history is drawn
             await pilot.pause()
             drawing.set()
-            await wait_for(pilot, lambda: app.ready)
+            await wait_for(pilot, lambda: app.chat.ready)
             await settle(pilot)
             assert [m.text for m in app.query(UserMessage)] == ["earlier", "sent at once"]
     finally:
@@ -128,7 +128,7 @@ async def test_a_session_resumed_from_the_command_line_takes_its_profile_unless_
     app = TractApp(PendingConversation(DEMO, settings, None, build, follow_session_profile=follow), clock=FakeClock())
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            await wait_for(pilot, lambda: app.ready)
+            await wait_for(pilot, lambda: app.chat.ready)
             await settle(pilot)
             assert app.conversation.profile_name == ("mine" if follow else None)
             assert app.conversation.config.model == ("demo-2" if follow else "demo")
@@ -180,7 +180,7 @@ async def test_a_session_from_the_command_line_resumes_on_its_endpoint_with_no_p
     app = TractApp(PendingConversation(DEMO, Settings(), None, build, follow_session_profile=True), clock=FakeClock())
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            await wait_for(pilot, lambda: app.ready)
+            await wait_for(pilot, lambda: app.chat.ready)
             await settle(pilot)
             got = app.conversation.config
             assert (got.provider, got.model, got.base_url, got.api_key_env) == (

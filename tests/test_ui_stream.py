@@ -50,7 +50,7 @@ async def test_thinking_header_counts_time_and_tokens_while_streaming(tmp_path, 
         expected = count_tokens("".join(reasoning))
         assert view.tokens == expected
         clock.advance(12)
-        await app._tick()
+        await app.chat.frames.tick()
         assert str(app.query_one(".thinking-header").render()) == f"Thinking… 12s · {expected} tokens"
         assert "consider the list.\n\nThen" in str(view.query_one(".thinking-text").render())
         await pilot.press("escape")
@@ -66,7 +66,7 @@ async def test_escape_cancels_and_keeps_what_arrived(tmp_path, loopback):
         await wait_for(pilot, lambda: any(a.text == "Half an answer" for a in app.query(AnswerView)))
         await pilot.press("escape")
         await settle(pilot)
-        assert not app.streaming
+        assert not app.chat.streaming
         statuses = [s for s in app.query(StatusLine) if s.kind == "interrupted"]
         assert statuses and "interrupted" in str(statuses[0].render())
         assert "Half an answer" in screen_text(app)
@@ -251,11 +251,11 @@ async def test_a_key_typed_during_a_stream_is_painted_before_the_next_frame_of_t
     app = build_app(tmp_path, config=loop_config(loopback))
     async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, "go")
-        await wait_for(pilot, lambda: app.renderer is not None and bool(app.query(ThinkingView)))
-        renderer = app.renderer
+        await wait_for(pilot, lambda: app.chat.renderer is not None and bool(app.query(ThinkingView)))
+        renderer = app.chat.renderer
         assert renderer is not None
         order: list[str] = []
-        painted, flush = app._painted, renderer.flush
+        painted, flush = app.chat.frames.painted, renderer.flush
 
         async def paint() -> None:
             order.append("paint")
@@ -265,14 +265,14 @@ async def test_a_key_typed_during_a_stream_is_painted_before_the_next_frame_of_t
             order.append("flush")
             await flush()
 
-        app._painted, renderer.flush = paint, show  # type: ignore[method-assign]
+        app.chat.frames.painted, renderer.flush = paint, show  # type: ignore[method-assign]
         await pilot.press("x")
         renderer.feed(ThinkingDelta(" more"))
-        await app._frame()
+        await app.chat.frames.frame()
         assert order == ["paint", "flush", "paint"]  # the key first, then the reply's frame
         order.clear()
         renderer.feed(ThinkingDelta(" and more"))
-        await app._frame()
+        await app.chat.frames.frame()
         assert order == ["flush", "paint"]  # nothing typed: the frame alone
         assert app.query_one("#input").text == "x"
         await pilot.press("escape")
@@ -389,12 +389,12 @@ async def test_a_silent_server_is_said_to_be_waited_for_and_the_line_goes_when_i
     app = build_app(tmp_path, config=loop_config(loopback), clock=clock)
     async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, "hello?")
-        await wait_for(pilot, lambda: app.streaming)
+        await wait_for(pilot, lambda: app.chat.streaming)
         clock.advance(3)
-        await app._tick()
+        await app.chat.frames.tick()
         assert not app.query(".status.-stall")  # a few seconds is a model thinking, not a silence
         clock.advance(9)
-        await app._tick()
+        await app.chat.frames.tick()
         await pilot.pause()
         (line,) = app.query(".status.-stall")
         assert str(line.render()) == "⏳ waiting for the server · 12s · Esc cancels"

@@ -102,7 +102,7 @@ async def test_esc_at_the_question_stops_the_reply_and_answers_the_call(app):
         assert not isinstance(app.screen, ConsentScreen)
         assert app.query_one(ToolCallView).status == "cancelled"
         assert [m["status"] for m in tool_commits(app)] == ["cancelled"]
-        assert not app.streaming
+        assert not app.chat.streaming
         await type_line(pilot, "hello again")  # the prompt has the keys again
         await settle(pilot)
         assert "hello again" in screen_text(app)
@@ -122,7 +122,7 @@ async def test_always_allowed_for_the_session_asks_once(app):
 
 async def test_a_resumed_session_draws_each_call_with_its_result_inside_its_reply(tmp_path, app):
     async with app.run_test(size=SIZE) as pilot:
-        box = app.toolbox
+        box = app.chat.toolbox
         assert box is not None
         # no "waiting for MCP servers" notice: notices are not stored, so a resume would not draw it
         await wait_for(pilot, lambda: box.connections["demo"].state == "ready", timeout=60)
@@ -155,7 +155,7 @@ async def test_ctrl_o_opens_the_newest_call_with_its_arguments_and_result(tmp_pa
         await type_line(pilot, QUESTION)
         await asked(pilot, app)
         await pilot.press("y")
-        await wait_for(pilot, lambda: not app.streaming, timeout=60)
+        await wait_for(pilot, lambda: not app.chat.streaming, timeout=60)
         await settle(pilot)
         view = app.query_one(ToolCallView)
         assert view.region.height == 1  # folded: one line, no room kept for what is hidden
@@ -168,7 +168,7 @@ async def test_ctrl_o_opens_the_newest_call_with_its_arguments_and_result(tmp_pa
 
 async def test_slash_tools_lists_the_servers_and_a_tool_switched_off_is_not_offered(app):
     async with app.run_test(size=SIZE) as pilot:
-        box = app.toolbox
+        box = app.chat.toolbox
         assert box is not None
         await wait_for(pilot, lambda: box.connections["demo"].state == "ready", timeout=60)
         await type_line(pilot, "/tools")
@@ -216,7 +216,7 @@ async def test_what_a_hostile_server_describes_is_shown_inert(tmp_path):
     app = build_app(tmp_path)
     app.conversation.tools = demo_box(tmp_path, hostile=McpServer(command=sys.executable, args=[str(HOSTILE)]))
     async with app.run_test(size=SIZE) as pilot:
-        box = app.toolbox
+        box = app.chat.toolbox
         assert box is not None
         await wait_for(pilot, lambda: box.connections["hostile"].state != "starting", timeout=60)
         await type_line(pilot, "/tools")

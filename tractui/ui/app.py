@@ -1,60 +1,30 @@
-"""The tractui Textual app: conversation, prompt, footer gauge, commands.
+"""The tractui Textual app: themes, the screen stack and the keys that work everywhere.
 
-The app owns no conversation logic: it feeds the user's text to a
-``Conversation`` (tractui/session.py), renders the events it yields through a
-per-frame ``ReplyRenderer``, shows the gauge the conversation computes, and
-hands slash commands to ``tractui.conversation.commands``.
+The conversation itself is on its screen, ``ui/screens/chat.py``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import events, on, work
-from textual.app import App, ComposeResult, SystemCommand
+from textual import events, on
+from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
-from textual.timer import Timer
-from textual.widgets import Static, TextArea
-from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
-from tractui.conversation.commands import is_command
-from tractui.tools.consent import Decision, ToolRequest
-from tractui.tools.server import McpConnection
-from tractui.tools.toolbox import Toolbox
-from tractui.ui.draft import SAVE_AFTER, load_draft, save_draft
-from tractui.ui.host import CommandHost
-from tractui.ui.pacing import FrameBudgets
 from tractui.ui.palette import PrefillPrompt, RunSlashCommand, SlashCommands
 from tractui.ui.pending import PendingConversation
-from tractui.ui.render import ReplyRenderer
-from tractui.ui.sanitize import sanitize
-from tractui.ui.screens.tools import ToolsScreen
-from tractui.ui.settle import settle
+from tractui.ui.screens.chat import ChatScreen
 from tractui.ui.themes import DEFAULT_THEME, OUR_VARIABLES, load_themes, variable_defaults
-from tractui.ui.widgets.chat_log import ChatLog
-from tractui.ui.widgets.completion import CompletionPopup, Suggestion
-from tractui.ui.widgets.earlier import EarlierMessages
-from tractui.ui.widgets.footer import GaugeFooter, Totals
 from tractui.ui.widgets.input_box import InputBox
-from tractui.ui.widgets.message import AssistantMessage, UserMessage
-from tractui.ui.widgets.new_below import NewContentHint
-from tractui.ui.widgets.tool_call import ToolCallView
 
 if TYPE_CHECKING:
     from tractui.conversation.conversation import Conversation
-    from tractui.core.events import TurnEvent
     from tractui.core.settings import Settings
-    from tractui.ui.history import Entry
 
-FRAME = 1 / 30  # streaming updates are batched to this rate
-GAUGE_EVERY = 0.25  # seconds between gauge readings while streaming
-PAINT_WAIT = 1.0  # longest wait for a frame to be painted before taking more of the stream
 QUIT_WINDOW = 2.0  # a second Ctrl+C within this many seconds quits
 
 
@@ -64,13 +34,6 @@ class TractApp(App[int]):
     COMMANDS = App.COMMANDS | {SlashCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+c", "copy_or_quit", "Copy / quit", priority=True, show=False),
-        Binding("escape", "cancel", "Cancel", show=False),
-        Binding("ctrl+t", "fold_thinking", "Fold thinking", show=False),
-        Binding("ctrl+o", "open_tool_call", "Open the newest tool call", show=False),
-        Binding("ctrl+end", "follow", "Follow", priority=True, show=False),
-        Binding("pageup", "scroll_chat('page_up')", "Scroll up", priority=True, show=False),
-        Binding("pagedown", "scroll_chat('page_down')", "Scroll down", priority=True, show=False),
-        Binding("ctrl+home", "scroll_chat('home')", "Oldest", priority=True, show=False),
         Binding("f1", "help", "Help", show=False),
     ]
 
@@ -85,144 +48,36 @@ class TractApp(App[int]):
         theme_dirs: list[Path] | None = None,
     ) -> None:
         super().__init__()
-        # a pending conversation is built after the first frame; until then input waits in _queued
-        self._pending = conversation if isinstance(conversation, PendingConversation) else None
-        self._conversation: Conversation | None = (
-            conversation if not isinstance(conversation, PendingConversation) else None
-        )
-        self._queued: list[str] = []
-        self._draining = True  # until the history is drawn: a line sent before would be drawn twice
         self.clock = clock
-        self._notices = list(notices or [])
-        self._count = count_tokens or _count_tokens
+        self._quit_armed = -1e9
+        notices = list(notices or [])
         loaded = load_themes(theme_dirs)
         for extra in loaded.themes:
             self.register_theme(extra)
-        self._notices.extend(loaded.problems)
+        notices.extend(loaded.problems)
         self._wanted_theme = theme or DEFAULT_THEME
-        self.renderer: ReplyRenderer | None = None
-        self._worker: Worker[None] | None = None
-        self._last_gauge = 0.0
-        self._quit_armed = -1e9
-        self._frame_lock = asyncio.Lock()
-        self._input_unshown = False  # a key, paste, click or scroll came since the last stream frame
-        self.totals = Totals()
-        self.editing = False
-        self._draft = ""  # the prompt's text when /edit replaced it, given back after
-        self._unsent = ""  # the prompt's text as last changed: kept on disk for the next start
-        self._unsent_timer: Timer | None = None
-        self.host = CommandHost(self)
-        self._watched: Settings | None = None
-        self._watch_settings()
-        self._earlier: list[Entry] = []  # history not drawn yet, oldest first
-        self._drawing_earlier = False
-        self.thinking_folded = False  # the last Ctrl+T folded all thinking
-        self._reacting = False  # settings changes touch widgets only once they are mounted
+        if self._wanted_theme not in self.available_themes:
+            notices.append(f"unknown theme '{self._wanted_theme}', using {DEFAULT_THEME}")
+            self._wanted_theme = DEFAULT_THEME
+        self.chat = ChatScreen(conversation, notices=notices, clock=clock, count_tokens=count_tokens or _count_tokens)
 
     @property
     def conversation(self) -> Conversation:
-        if self._conversation is None:
-            raise RuntimeError("the conversation is still being built")
-        return self._conversation
-
-    @property
-    def ready(self) -> bool:
-        """The conversation is built and the input typed meanwhile has been handled."""
-        return self._conversation is not None and not self._draining
-
-    @property
-    def _shown(self) -> Conversation | PendingConversation:
-        """Where config, settings and profile name come from: the pending conversation until it is built."""
-        if self._conversation is not None:
-            return self._conversation
-        assert self._pending is not None  # one of the two is always set
-        return self._pending
+        return self.chat.conversation
 
     @property
     def settings(self) -> Settings:
-        return self._shown.settings
+        return self.chat.settings
 
-    def _watch_settings(self) -> None:
-        """Listen to the live settings object (a profile switch brings a new one)."""
-        if self._watched is not self._shown.settings:
-            self._watched = self._shown.settings
-            self._watched.subscribe(self._setting_changed)
-
-    # -- layout ------------------------------------------------------------
-    def compose(self) -> ComposeResult:
-        yield ChatLog(id="chat")
-        yield NewContentHint()
-        yield CompletionPopup()
-        yield InputBox()
-        yield GaugeFooter()
+    def get_default_screen(self) -> Screen[Any]:
+        return self.chat
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
         """Textual's own commands, less its theme picker: ``/theme`` switches and remembers."""
         return (c for c in super().get_system_commands(screen) if c.title != "Theme")
 
-    async def on_mount(self) -> None:
-        if self._wanted_theme in self.available_themes:
-            self.theme = self._wanted_theme
-        else:
-            self._notices.append(f"unknown theme '{self._wanted_theme}', using {DEFAULT_THEME}")
-            self.theme = DEFAULT_THEME
-        self._reacting = True
-        self._apply_thinking_visibility()
-        self.refresh_where()
-        box = self.query_one(InputBox)
-        box.focus()
-        draft = load_draft()
-        if draft.strip():
-            box.set_text(draft)
-            self._notices.append("Your unsent draft from last time is back in the prompt.")
-        for notice in self._notices:
-            await self.note(notice)
-        if self._pending is not None and self._pending.resuming:  # until its messages are drawn
-            await self.query_one(ChatLog).mount(Static("Loading this session…", classes="note loading"))
-        self.call_after_refresh(self._after_first_frame)
-        self.set_interval(1.0, self._tick)
-        self.watch(self.query_one(ChatLog), "scroll_y", self._scrolled, init=False)
-
-    async def on_event(self, event: events.Event) -> None:
-        if isinstance(
-            event, (events.Key, events.Paste, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
-        ):
-            self._input_unshown = True
-        await super().on_event(event)
-
-    def _scrolled(self) -> None:
-        if self.query_one(ChatLog).following:
-            self.query_one(NewContentHint).display = False
-        self._near_top()
-
-    @work(group="startup")
-    async def _after_first_frame(self) -> None:
-        """Build the conversation and load the tokenizer off the event loop, then draw history
-        and gauge and handle what was typed meanwhile: the first frame never waits."""
-        follow = False
-        if self._pending is not None:
-            self._conversation = await asyncio.to_thread(self._pending.build)
-            self._watch_settings()
-            follow = self._pending.follow_session_profile
-        # tiktoken: loaded here, after the first frame
-        from tractui.core.tokens import encoding_for_model, get_encoding
-
-        await asyncio.to_thread(get_encoding, encoding_for_model(self.conversation.config.model))
-        self._start_tools()
-        await self.show_history(initial=True)
-        if follow:
-            await self.host.follow_session_profile()
-        await self._drain()
-
-    async def _drain(self) -> None:
-        """Handle the lines typed before the conversation was ready, in order, each reply finished first."""
-        while self._queued:
-            await self._dispatch(self._queued.pop(0))
-            worker = self._worker
-            if worker is not None:
-                with contextlib.suppress(WorkerCancelled, WorkerFailed):  # Esc, or an error its own worker reports
-                    await worker.wait()
-        self._draining = False
+    def on_mount(self) -> None:
+        self.theme = self._wanted_theme
 
     def get_css_variables(self) -> dict[str, str]:
         variables = super().get_css_variables()
@@ -232,382 +87,29 @@ class TractApp(App[int]):
         self.theme_variables = variables
         return variables
 
-    # -- tools -------------------------------------------------------------
-    @property
-    def toolbox(self) -> Toolbox | None:
-        tools = self._conversation.tools if self._conversation is not None else None
-        return tools if isinstance(tools, Toolbox) else None
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(
+            event, (events.Key, events.Paste, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
+        ):
+            self.chat.frames.input_came()  # the reply's next frame paints it first
+        await super().on_event(event)
 
-    def _start_tools(self) -> None:
-        """Start the MCP servers in the background and ask the user before each call."""
-        self.conversation.approve = self.ask_consent
-        box = self.toolbox
-        if box is not None:
-            box.on_change = self._tools_changed
-            box.start()
+    @on(RunSlashCommand)
+    def _palette_run(self, event: RunSlashCommand) -> None:
+        """Chosen in the palette over another screen: the conversation's screen runs it."""
+        self.chat.post_message(RunSlashCommand(event.line))
 
-    def _tools_changed(self, connection: McpConnection) -> None:
-        if isinstance(self.screen, ToolsScreen):
-            self.screen.refresh_servers()
-        if connection.state == "failed":
-            self.call_later(self.note, f"MCP server {connection.name} failed: {connection.reason} (/tools)", error=True)
-
-    async def ask_consent(self, request: ToolRequest) -> Decision:
-        """The user's choice for one call; Esc stops the whole reply."""
-        from tractui.ui.screens.consent import ConsentScreen
-
-        chosen: asyncio.Future[Decision | None] = asyncio.get_running_loop().create_future()
-        screen = ConsentScreen(request)
-        await self.push_screen(screen, callback=lambda decision: _resolve(chosen, decision))
-        try:
-            decision = await chosen
-        finally:
-            if screen.is_attached and self.screen is screen:  # the reply was stopped meanwhile
-                screen.dismiss(None)
-        if decision is None:  # Esc: the call and the rest of the turn are answered as cancelled
-            await self.action_cancel()
-            raise asyncio.CancelledError
-        return decision
-
-    async def show_tools(self) -> None:
-        box = self.toolbox
-        if box is None:
-            await self.note(
-                "no MCP servers configured: add [mcp.servers.NAME] to config.toml or run "
-                "`tractui mcp import FILE` (docs/tools.md)"
-            )
-            return
-        await self.push_screen(ToolsScreen(box, enabled=self.settings.view.tools_enabled))
+    @on(PrefillPrompt)
+    def _palette_prefill(self, event: PrefillPrompt) -> None:
+        self.chat.post_message(PrefillPrompt(event.text))
 
     async def on_unmount(self) -> None:
-        """Keep the draft; stop the MCP servers and close the provider's connections before the loop ends."""
-        if self._unsent_timer is not None:
-            self._unsent_timer.stop()
-            save_draft(self._unsent)
-        if self._conversation is None:
-            return
-        box = self.toolbox
-        if box is not None:
-            box.on_change = None  # the screens are gone
-            await box.aclose()
-        await self._conversation.aclose()
-
-    # -- notes in the conversation -----------------------------------------
-    async def note(self, text: str, *, error: bool = False) -> Static:
-        """A line from tractui itself (command output, notices), not from the model."""
-        widget = Static(sanitize(text), markup=False, classes="note -error" if error else "note")
-        await self.query_one(ChatLog).mount(widget)
-        self._show_new_below()  # read further up: the bar says something came
-        return widget
-
-    # -- history -----------------------------------------------------------
-    async def show_history(self, *, initial: bool = False) -> None:
-        """Show the current session's branch: on start-up above the notices and anything
-        typed meanwhile; after /new, /sessions or /compact in place of the view.
-
-        Only the newest messages are drawn; older ones as the user scrolls up to them.
-        """
-        from tractui.ui import history  # Markdown and the store's chain rules: after the first frame
-
-        chat = self.query_one(ChatLog)
-        if not initial:
-            await chat.remove_children()
-        await chat.query(".loading").remove()
-        pending = history.entries(self.conversation.history())
-        start = history.newest(pending, self._batch_chars())
-        self._earlier = pending[:start]
-        marker = EarlierMessages()
-        folded = self.thinking_folded
-        widgets = [
-            marker,
-            *(history.widget_for(entry, self._count, self.clock, folded=folded) for entry in pending[start:]),
-        ]
-        await chat.mount_all(widgets, before=chat.children[0] if chat.children else None)
-        marker.show_count(len(self._earlier))
-        chat.jump_to_end()
-        self.call_after_refresh(self._refresh_footer)  # the messages first: the gauge reads the whole chain
-
-    def _refresh_footer(self) -> None:
-        self.refresh_gauge()
-        self.refresh_totals()
-
-    def _batch_chars(self) -> int:
-        """Text drawn per batch of history: enough to fill the screen a few times over."""
-        from tractui.ui.history import BATCH_CHARS
-
-        return max(BATCH_CHARS, 3 * self.size.width * self.size.height)
-
-    async def show_earlier(self) -> None:
-        """Draw a batch of older messages above the oldest one shown, one message at a
-        time so that keys and scrolling are handled in between."""
-        if not self._earlier or self._drawing_earlier:
-            return
-        from tractui.ui import history
-
-        self._drawing_earlier = True
-        chat = self.query_one(ChatLog)
-        marker = self.query_one(EarlierMessages)
-        try:
-            drawn, budget = 0, self._batch_chars()
-            while self._earlier and drawn < budget:
-                entry = self._earlier.pop()
-                drawn += entry.size
-                # after Ctrl+T folded all thinking, older thinking comes folded too
-                widget = history.widget_for(entry, self._count, self.clock, folded=self.thinking_folded)
-                # show_history drew at least one message after the marker, the oldest shown
-                oldest = chat.children[chat.children.index(marker) + 1]
-                await chat.insert_above([widget], before=oldest)
-                marker.show_count(len(self._earlier))
-        finally:
-            self._drawing_earlier = False
-
-    def _near_top(self) -> None:
-        """The user scrolled to within a screen of the oldest message drawn: draw older ones."""
-        chat = self.query_one(ChatLog)
-        if self._earlier and not self._drawing_earlier and not chat.following and chat.scroll_y < chat.size.height:
-            self.call_later(self.show_earlier)
-
-    @on(EarlierMessages.Pressed)
-    @on(ChatLog.ScrolledPastTop)
-    async def _earlier_wanted(self) -> None:
-        await self.show_earlier()
-
-    # -- sending -----------------------------------------------------------
-    @on(InputBox.Submitted)
-    async def _submitted(self, event: InputBox.Submitted) -> None:
-        box = self.query_one(InputBox)  # emptied by Enter (unless completing); it may hold keys typed since
-        popup = self.query_one(CompletionPopup)
-        if popup.display:
-            choice = popup.chosen(default_first=False)
-            if choice is not None and choice.text.rstrip() != event.text.rstrip():
-                box.set_text(choice.text)
-                return
-        text = event.text
-        if not text.strip():
-            return
-        if self.streaming and (self.editing or not _is_command_line(text)):
-            if not box.text.startswith(text):
-                box.set_text(text + box.text)
-            await self.note("a reply is still streaming — Esc cancels it; your message stays in the prompt", error=True)
-            return
-        box.remember(text)
-        if box.text.startswith(text):  # Enter picked nothing from the open completion list: sent as typed
-            box.set_text(box.text[len(text) :])
-        popup.hide()
-        box.completing = False
-        if not self.ready:
-            self._queued.append(text)
-            return
-        await self._dispatch(text)
-
-    async def _dispatch(self, text: str) -> None:
-        """A submitted line: the edited message, a slash command or a message to send."""
-        if self.editing:
-            self.editing = False
-            await self.resend_edited(text)
-            self.prefill(self._draft)  # what was in the prompt before /edit
-            return
-        if _is_command_line(text):
-            await self.host.run(text.strip())
-            return
-        await self.send(text[1:] if text.startswith("//") else text)
-
-    async def resend_edited(self, text: str) -> None:
-        if self.streaming:
-            await self.note("a reply is still streaming — Esc cancels it", error=True)
-            return
-        await self._drop_last_reply(keep_user=False)
-        await self.query_one(ChatLog).mount(UserMessage(sanitize(text)))
-        await self.start_reply(lambda: self.conversation.edit_last(text))
-
-    async def send(self, text: str) -> None:
-        if self.streaming:
-            await self.note("a reply is still streaming — Esc cancels it", error=True)
-            return
-        chat = self.query_one(ChatLog)
-        await chat.mount(UserMessage(sanitize(text)))
-        await self.start_reply(lambda: self.conversation.send(text))
-
-    async def start_reply(self, stream: Callable[[], AsyncIterator[TurnEvent]]) -> None:
-        """Mount a reply and stream into it in a worker."""
-        chat = self.query_one(ChatLog)
-        message = AssistantMessage(self._count, self.clock)
-        await chat.mount(message)
-        chat.jump_to_end()
-        self.renderer = ReplyRenderer(message, self.clock)
-        self._input_unshown = False  # the key that sent it is painted with the reply's first frame
-        self._worker = self._stream(stream, self.renderer)
-
-    @property
-    def streaming(self) -> bool:
-        return self._worker is not None and not self._worker.is_finished
-
-    @work(exclusive=True, group="stream")
-    async def _stream(self, stream: Callable[[], AsyncIterator[TurnEvent]], renderer: ReplyRenderer) -> None:
-        timer = self.set_interval(FRAME, self._frame)
-        compacted = _compactions(self.conversation)
-        clock = time.perf_counter
-        next_frame = clock() + FRAME
-        budgets = FrameBudgets()
-        try:
-            async for event in stream():
-                renderer.feed(event)
-                if clock() >= next_frame or budgets.full(renderer.backlog):
-                    # a burst of queued events: draw them (keys get in meanwhile), a frame's worth at a time
-                    await self._show_input()  # not part of the frame the budget learns from
-                    started, shown = clock(), renderer.backlog
-                    await self._frame()
-                    budgets.frame_took(shown, clock() - started)
-                    next_frame = clock() + FRAME
-        finally:
-            timer.stop()
-            if self.renderer is renderer:
-                async with self._frame_lock:  # after a frame the timer may have begun
-                    with self.batch_update():
-                        await renderer.finish()
-                self.renderer = None
-                if _compactions(self.conversation) != compacted:
-                    await self._show_compacted(renderer.message)
-                self.refresh_gauge()
-                self.refresh_totals()
-                self._show_new_below()
-
-    async def _show_compacted(self, live: AssistantMessage) -> None:
-        """The reply compacted the history first: redraw as a resume would (the summary marker,
-        the originals dimmed), keeping the reply's notices, which are not stored."""
-        notices = [line.text for line in live.statuses if line.kind == "notice"]
-        await self.show_history()
-        replies = self.query(AssistantMessage)
-        if replies:
-            for text in notices:
-                await replies.last().set_status(text, "notice", above=True)
-
-    async def _frame(self) -> None:
-        """Show what the stream queued since the last frame. Called by the stream loop
-        and by a timer (for a stream that pauses); one waits for the other's frame."""
-        async with self._frame_lock:
-            renderer = self.renderer
-            if renderer is None:
-                return
-            if renderer.pending:
-                await self._show_input()
-                with self.batch_update():
-                    await renderer.flush()
-                await self._painted()
-                self._show_new_below()
-        now = time.perf_counter()  # real time: throttling only, never displayed
-        if now - self._last_gauge >= GAUGE_EVERY:
-            self._last_gauge = now
-            self.refresh_gauge()
-
-    async def _show_input(self) -> None:
-        """Paint what the user did since the last frame (a key, a click, a paste) before
-        the reply's next frame, instead of after that frame's layout."""
-        if self._input_unshown:
-            self._input_unshown = False
-            await self._painted()
-
-    async def _painted(self) -> None:
-        """Wait until what was just flushed is laid out and on screen.
-
-        The display sets the pace: a stream faster than the screen waits in
-        the socket, instead of piling up work that would be drawn long after
-        the last token. Keys are handled while waiting.
-        """
-        painted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.call_after_refresh(settle, painted)
-        await asyncio.wait([painted], timeout=PAINT_WAIT)
-
-    async def _tick(self) -> None:
-        """Once a second: thinking timers and the retry countdown."""
-        renderer = self.renderer
-        if renderer is None:
-            return
-        thinking = renderer.message.current_thinking()
-        if thinking is not None:
-            thinking.refresh_header()
-        for call in renderer.message.query(ToolCallView):
-            call.tick()
-        await renderer.tick()
-
-    def refresh_totals(self) -> None:
-        usage = self.conversation.totals()
-        compactions = _compactions(self.conversation)
-        self.totals = Totals(usage.reasoning_tokens, usage.output_tokens, compactions)
-        self.query_one(GaugeFooter).show_totals(self.totals)
-
-    def _show_new_below(self) -> None:
-        if not self.query_one(ChatLog).following:
-            self.query_one(NewContentHint).display = True
-
-    # -- footer ------------------------------------------------------------
-    def refresh_where(self) -> None:
-        shown = self._shown
-        self.query_one(GaugeFooter).show_where(shown.config.provider, shown.config.model, shown.profile_name)
-
-    def refresh_gauge(self) -> None:
-        """The conversation's reading, the streaming partial reply included."""
-        try:
-            reading = self.conversation.gauge()
-        except Exception as exc:  # the gauge must never take the conversation down
-            self.log.error(f"gauge failed: {exc}")
-            return
-        self.query_one(GaugeFooter).show_reading(reading)
-
-    # -- settings that apply at once -----------------------------------------
-    def _setting_changed(self, key: str) -> None:
-        if not self._reacting:
-            return
-        if key == "reasoning.includeInResponse":
-            self._apply_thinking_visibility()
-        elif self._conversation is not None and not self.streaming:
-            self.refresh_gauge()  # limit, threshold, reserve and policy all move the gauge
-
-    def _apply_thinking_visibility(self) -> None:
-        chat = self.query_one(ChatLog)
-        show = self.settings.view.reasoning_include_in_response
-        if chat.has_class("-hide-thinking") == (not show):
-            return
-        with chat.reading_kept():
-            chat.set_class(not show, "-hide-thinking")
-
-    # -- keys --------------------------------------------------------------
-    def on_key(self, event: events.Key) -> None:
-        """A key no widget used, on the conversation's screen: the prompt had lost focus (a click
-        elsewhere); it takes it back, and a typed character goes into it instead of nowhere."""
-        if self.screen is not self.screen_stack[0]:
-            return
-        box = self.query_one(InputBox)
-        if box.has_focus:
-            return
-        box.focus()
-        if event.is_printable and event.character:
-            box.insert(event.character)
-            event.stop()
-
-    async def action_cancel(self) -> None:
-        self.query_one(InputBox).focus()  # Esc always brings the keys back to the prompt
-        popup = self.query_one(CompletionPopup)
-        if popup.display:
-            popup.hide()
-            self.query_one(InputBox).completing = False
-            return
-        if self.editing:
-            self.editing = False
-            self.query_one(InputBox).set_text(self._draft)
-            return
-        if not self.streaming:
-            return
-        self.conversation.cancel()
-        renderer = self.renderer
-        if renderer is not None:
-            renderer.interrupted()
-        if self._worker is not None:
-            self._worker.cancel()
+        """Keep the draft and close the conversation's connections before the loop ends."""
+        await self.chat.aclose()
 
     def action_copy_or_quit(self) -> None:
         selected = self.screen.get_selected_text()
-        box = self.query_one(InputBox)
+        box = self.chat.query_one(InputBox)
         if not selected and box.has_focus:
             selected = box.selected_text
         if selected:
@@ -622,196 +124,8 @@ class TractApp(App[int]):
         kept = " (your draft is kept for next time)" if box.text.strip() else ""
         self.notify(f"Press Ctrl+C again to quit{kept}", timeout=QUIT_WINDOW)
 
-    def action_fold_thinking(self) -> None:
-        from tractui.ui.widgets.thinking import ThinkingView
-
-        views = list(self.query(ThinkingView))
-        fold = not all(v.folded for v in views)
-        self.thinking_folded = fold
-        with self.query_one(ChatLog).reading_kept():
-            for view in views:
-                if view.folded != fold:
-                    view.toggle_fold()
-
-    def action_open_tool_call(self) -> None:
-        """Open (or close) the newest tool call's arguments and result."""
-        views = self.query(ToolCallView)
-        if views:
-            with self.query_one(ChatLog).reading_kept():
-                views.last().toggle()
-
-    def action_follow(self) -> None:
-        self.query_one(ChatLog).jump_to_end()
-        self.query_one(NewContentHint).display = False
-
-    def action_scroll_chat(self, where: str) -> None:
-        """Page Up/Down and Ctrl+Home scroll the conversation while the prompt keeps focus."""
-        chat = self.query_one(ChatLog)
-        if where == "home":
-            chat.scroll_home(animate=False)
-        elif where == "page_up":
-            chat.scroll_page_up(animate=False)
-        else:
-            chat.scroll_page_down(animate=False)
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "scroll_chat":  # over a dialog (sessions, /context) the keys are the dialog's
-            return bool(self.screen.query(ChatLog))
-        return True
-
-    @on(NewContentHint.Pressed)
-    def _hint_pressed(self) -> None:
-        self.action_follow()
-
     async def action_help(self) -> None:
-        await self.run_command("/help")
-
-    # -- commands ----------------------------------------------------------
-    async def run_command(self, line: str) -> None:
-        """Run a slash command now, or after the lines queued before it once the conversation is ready."""
-        if not self.ready:
-            self._queued.append(line)
-            return
-        await self.host.run(line)
-
-    @on(RunSlashCommand)
-    def _palette_run(self, event: RunSlashCommand) -> None:
-        self.run_worker(self.run_command(event.line), group="command")
-
-    @on(PrefillPrompt)
-    def _palette_prefill(self, event: PrefillPrompt) -> None:
-        self.prefill(event.text)
-
-    def prefill(self, text: str) -> None:
-        box = self.query_one(InputBox)
-        box.set_text(text)
-        box.focus()
-
-    def profile_switched(self) -> None:
-        """A profile or model switch: new settings object, new footer, thinking visibility."""
-        self._watch_settings()
-        self._apply_thinking_visibility()
-        self.refresh_where()
-        self.refresh_gauge()
-
-    @on(TextArea.Changed, "#input")
-    def _input_changed(self, event: TextArea.Changed) -> None:
-        text = event.text_area.text
-        self._unsent = text
-        if self._unsent_timer is not None:
-            self._unsent_timer.stop()
-        self._unsent_timer = self.set_timer(SAVE_AFTER, lambda: save_draft(self._unsent))
-        popup = self.query_one(CompletionPopup)
-        box = self.query_one(InputBox)
-        found = self.host.complete(text) if text.startswith("/") and "\n" not in text else []
-        if len(found) == 1 and found[0].text.rstrip() == text.rstrip():
-            found = []
-        if found:
-            popup.show([Suggestion(c.text, c.label or c.text, c.help) for c in found])
-        else:
-            popup.hide()
-        box.completing = bool(found)
-
-    @on(InputBox.Navigate)
-    def _navigate(self, event: InputBox.Navigate) -> None:
-        popup = self.query_one(CompletionPopup)
-        box = self.query_one(InputBox)
-        if event.key == "escape":
-            popup.hide()
-            box.completing = False
-        elif event.key in ("up", "down"):
-            popup.move(-1 if event.key == "up" else 1)
-        elif event.key == "tab":
-            choice = popup.chosen(default_first=True)
-            if choice is not None:
-                box.set_text(choice.text)
-
-    async def show_context(self) -> None:
-        from tractui.ui.screens.context import ContextScreen
-
-        reading = self.conversation.gauge()
-        await self.push_screen(ContextScreen(reading, _compactions(self.conversation)))
-
-    async def compact(self, instructions: str | None) -> None:
-        if self.streaming:
-            await self.note("a reply is still streaming — Esc cancels it", error=True)
-            return
-        from tractui.conversation.compaction.preflight import (
-            compact_conversation,
-        )  # loaded with the first /compact, not at start-up
-
-        line = await self.note("Compacting…")
-        self._worker = self._compact(compact_conversation(self.conversation, instructions), line)
-
-    @work(exclusive=True, group="stream")
-    async def _compact(self, events: AsyncIterator[Any], line: Static) -> None:
-        from tractui.conversation.compaction.run import CompactionProgress
-
-        async for event in events:
-            if isinstance(event, CompactionProgress):
-                line.update(f"Compacting… {event.message}")
-            else:
-                line.update(sanitize(event.message))
-                line.set_class(not event.ok, "-error")
-                if event.ok:
-                    await self.show_history()
-        self.refresh_gauge()
-        self.refresh_totals()
-
-    async def retry(self) -> None:
-        if not any(c.kind == "user" for c in self.conversation.history()):
-            await self.note("nothing to retry: no message sent yet in this session", error=True)
-            return
-        await self._drop_last_reply(keep_user=True)
-        await self.start_reply(self.conversation.retry)
-
-    async def begin_edit(self) -> None:
-        users = [c for c in self.conversation.history() if c.kind == "user"]
-        if not users:
-            await self.note("nothing to edit: no message sent yet in this session", error=True)
-            return
-        if not self.editing:  # from the palette the prompt may hold a draft; a second /edit keeps the first's
-            self._draft = self.query_one(InputBox).text
-        self.editing = True
-        self.prefill(users[-1].content.text)
-        self.notify("Editing your last message: Enter resends it, Esc cancels", timeout=4)
-
-    async def _drop_last_reply(self, *, keep_user: bool) -> None:
-        """Remove the newest exchange from view (it stays in the history as another branch);
-        tractui's own notes since (a profile switch before a /retry) stay."""
-        chat = self.query_one(ChatLog)
-        children = list(chat.children)
-        users = [i for i, w in enumerate(children) if isinstance(w, UserMessage)]
-        if not users:
-            return
-        start = users[-1] + (1 if keep_user else 0)
-        for widget in children[start:]:
-            if not widget.has_class("note"):
-                await widget.remove()
-
-    def last_answer(self) -> str:
-        for commit in reversed(self.conversation.history()):
-            if commit.kind == "assistant" and commit.content.text:
-                return commit.content.text
-        return ""
-
-    async def clear_view(self) -> None:
-        self._earlier = []
-        await self.query_one(ChatLog).remove_children()
-        self.action_follow()  # nothing is left to read further up: no bar, the next note in view
-        await self.note("Screen cleared; the history is kept (/sessions, --continue).")
-
-
-def _resolve(future: asyncio.Future[Decision | None], decision: Decision | None) -> None:
-    if not future.done():
-        future.set_result(decision)
-
-
-def _compactions(conversation: Conversation) -> int:
-    """How often this session was compacted (the footer's and /context's "compacted N×")."""
-    from tractui.conversation.compaction.run import compaction_count  # not needed for the first frame
-
-    return compaction_count(conversation.history())
+        await self.chat.run_command("/help")
 
 
 def _count_tokens(text: str) -> int:
@@ -819,9 +133,3 @@ def _count_tokens(text: str) -> int:
     from tractui.core.tokens import count_tokens
 
     return count_tokens(text)
-
-
-def _is_command_line(text: str) -> bool:
-    """A slash command (one line); ``//`` starts a message that begins with a slash."""
-    line = text.strip()
-    return is_command(line) and "\n" not in line

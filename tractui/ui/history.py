@@ -18,8 +18,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from tractui.core.events import StreamError
-from tractui.ui.render import error_line
 from tractui.ui.sanitize import sanitize
+from tractui.ui.streaming.renderer import error_line
 from tractui.ui.widgets.answer import AnswerView
 from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage, StatusLine, UserMessage
 from tractui.ui.widgets.summary import SummaryMarker

@@ -22,20 +22,22 @@ from tractui.providers.models import ModelInfo, ModelListError
 from tractui.ui.sanitize import sanitize
 
 if TYPE_CHECKING:
-    from tractui.ui.app import TractApp
+    from tractui.ui.screens.chat import ChatScreen
+
+STILL_STREAMING = "a reply is still streaming — Esc cancels it"
 
 
 class CommandHost:
-    """The app as seen by ``tractui.conversation.commands.dispatch``."""
+    """The conversation's screen as seen by ``tractui.conversation.commands.dispatch``."""
 
-    def __init__(self, app: TractApp) -> None:
-        self.app = app
+    def __init__(self, chat: ChatScreen) -> None:
+        self.chat = chat
         self._models: dict[tuple[str, str], list[ModelInfo]] = {}  # per endpoint, for the session
 
     # -- CommandContext ----------------------------------------------------
     @property
     def settings(self) -> Settings:
-        return self.app.settings  # the start-up's settings while the conversation is built: completion works at once
+        return self.chat.settings  # the start-up's settings while the conversation is built: completion works at once
 
     @cached_property
     def profiles(self) -> ProfileStore:
@@ -43,18 +45,18 @@ class CommandHost:
 
     @property
     def active_profile(self) -> str | None:
-        return self.app.conversation.profile_name
+        return self.chat.conversation.profile_name
 
     @property
     def provider_config(self) -> ProviderConfig:
-        return self.app.conversation.config
+        return self.chat.conversation.config
 
     @property
     def known_models(self) -> list[ModelInfo]:
         return self._models.get(self._endpoint(), [])
 
     def _endpoint(self) -> tuple[str, str]:
-        conversation = self.app.conversation
+        conversation = self.chat.conversation
         return conversation.config.provider, conversation.provider.base_url
 
     async def fetch_models(self) -> list[ModelInfo]:
@@ -62,23 +64,23 @@ class CommandHost:
         it cannot be had (offline, no key, an error)."""
         endpoint = self._endpoint()
         if endpoint not in self._models:
-            self._models[endpoint] = await self.app.conversation.provider.list_models()
+            self._models[endpoint] = await self.chat.conversation.provider.list_models()
         return self._models[endpoint]
 
     def switch_profile(self, profile: Profile) -> None:
-        self.app.conversation.switch_profile(profile.provider_config(), profile.make_settings(), profile.name or None)
-        self.app.profile_switched()
+        self.chat.conversation.switch_profile(profile.provider_config(), profile.make_settings(), profile.name or None)
+        self.chat.profile_switched()
 
     # -- running -----------------------------------------------------------
     def complete(self, line: str) -> list[commands.Completion]:
-        if line.startswith("/model ") and self.app.ready and self._endpoint() not in self._models:
-            self.app.run_worker(self._fetch_quietly(), group="models", exclusive=True)  # offered once it is here
+        if line.startswith("/model ") and self.chat.ready and self._endpoint() not in self._models:
+            self.chat.run_worker(self._fetch_quietly(), group="models", exclusive=True)  # offered once it is here
         return commands.complete(
             line,
             profiles=self.profiles,
-            themes=sorted(self.app.available_themes),
+            themes=sorted(self.chat.app.available_themes),
             settings=self.settings,
-            models=self.known_models if self.app.ready else (),
+            models=self.known_models if self.chat.ready else (),
         )
 
     async def _fetch_quietly(self) -> None:
@@ -86,11 +88,10 @@ class CommandHost:
             await self.fetch_models()
 
     async def run(self, line: str) -> None:
-        app = self.app
         result = commands.dispatch(line, self)
         if result.action is None:
             if result.message:
-                await app.note(result.message, error=result.error)
+                await self.chat.note(result.message, error=result.error)
             return
         args = result.args
         match result.action:
@@ -129,41 +130,41 @@ class CommandHost:
         from tractui.ui.screens.help import HelpScreen
 
         rows = [(f"/{c.name} {c.args_hint}".rstrip(), c.help) for c in commands.COMMANDS]
-        await self.app.push_screen(HelpScreen(rows))
+        await self.chat.app.push_screen(HelpScreen(rows))
 
     async def _do_context(self, _: str) -> None:
-        await self.app.show_context()
+        await self.chat.show_context()
 
     async def _do_compact(self, instructions: str) -> None:
-        await self.app.compact(instructions or None)
+        await self.chat.compact(instructions or None)
 
     async def _do_new(self, _: str) -> None:
         if await self._busy():
             return
-        self.app.conversation.new_session()
-        await self.app.show_history()
-        await self.app.note("New session. The previous one is in /sessions.")
+        self.chat.conversation.new_session()
+        await self.chat.show_history()
+        await self.chat.note("New session. The previous one is in /sessions.")
 
     async def _do_sessions(self, _: str) -> None:
         if await self._busy():
             return
         from tractui.ui.screens.sessions import SessionsScreen
 
-        conversation = self.app.conversation
+        conversation = self.chat.conversation
         sessions = conversation.store.list_sessions(limit=200)
-        await self.app.push_screen(SessionsScreen(sessions, conversation.session_id), self._open_session)
+        await self.chat.app.push_screen(SessionsScreen(sessions, conversation.session_id), self._open_session)
 
     async def _open_session(self, session_id: str | None) -> None:
         if session_id is None:
             return
-        self.app.conversation.open_session(session_id)
-        await self.app.show_history()
+        self.chat.conversation.open_session(session_id)
+        await self.chat.show_history()
         await self.follow_session_profile()
 
     async def follow_session_profile(self) -> None:
         """A resumed session goes on with the profile its last reply came from, when that
         is not the current one and still loads; if it does not, one line says so."""
-        conversation = self.app.conversation
+        conversation = self.chat.conversation
         last = next((c for c in reversed(conversation.history()) if c.kind == "assistant"), None)
         if last is None:
             return
@@ -177,18 +178,18 @@ class CommandHost:
             profile = self.profiles.load(name)
         except UserError as err:
             current = conversation.profile_name or conversation.config.provider
-            await self.app.note(
+            await self.chat.note(
                 f"this session's replies came from profile '{name}', which does not load ({err}); staying on {current}",
                 error=True,
             )
             return
         result = commands.switch(profile, self, f"switched to profile '{name}', which this session's replies came from")
-        await self.app.note(result.message, error=result.error)
+        await self.chat.note(result.message, error=result.error)
 
     async def _follow_endpoint(self, stamps: dict[str, object]) -> None:
         """The last reply came from no profile (``--provider``/``--base-url``/``--model``, ``/model``):
         go on with the provider, model and endpoint recorded with it, the key from the variable it named."""
-        conversation = self.app.conversation
+        conversation = self.chat.conversation
         provider, model = stamps.get("provider"), stamps.get("model")
         base_url, key_env = stamps.get("base_url"), stamps.get("api_key_env", conversation.config.api_key_env)
         if not isinstance(provider, str) or not isinstance(model, str) or provider not in PROVIDERS:
@@ -205,39 +206,39 @@ class CommandHost:
         ):
             return
         conversation.switch_profile(config, conversation.settings, None)
-        self.app.profile_switched()
+        self.chat.profile_switched()
         where = f" at {config.base_url}" if config.base_url else ""
-        await self.app.note(f"continuing with {provider} · {model}{where}, where this session's last reply came from")
+        await self.chat.note(f"continuing with {provider} · {model}{where}, where this session's last reply came from")
 
     async def _do_retry(self, _: str) -> None:
         if await self._busy():
             return
-        await self.app.retry()
+        await self.chat.retry()
 
     async def _do_edit(self, _: str) -> None:
         if await self._busy():
             return
-        await self.app.begin_edit()
+        await self.chat.begin_edit()
 
     async def _do_copy(self, _: str) -> None:
-        text = self.app.last_answer()
+        text = self.chat.last_answer()
         if not text:
-            await self.app.note("nothing to copy: no answer yet in this session", error=True)
+            await self.chat.note("nothing to copy: no answer yet in this session", error=True)
             return
-        self.app.copy_to_clipboard(sanitize(text))
-        await self.app.note(f"Copied the last answer ({len(text)} characters).")
+        self.chat.app.copy_to_clipboard(sanitize(text))
+        await self.chat.note(f"Copied the last answer ({len(text)} characters).")
 
     async def _do_export(self, args: str) -> None:
         from tractui.store.export import FORMATS, export_text
 
-        conversation = self.app.conversation
+        conversation = self.chat.conversation
         if conversation.session_id is None:
-            await self.app.note("nothing to export: the session is empty", error=True)
+            await self.chat.note("nothing to export: the session is empty", error=True)
             return
         words = args.split(maxsplit=1)
         fmt = words[0].lower() if words else "md"
         if fmt not in FORMATS:
-            await self.app.note(f"unknown export format '{fmt}': md or json", error=True)
+            await self.chat.note(f"unknown export format '{fmt}': md or json", error=True)
             return
         folder: Path | None = None
         if len(words) > 1:
@@ -253,58 +254,58 @@ class CommandHost:
                 folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # a file in its place: one line below
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
-            await self.app.note(f"cannot write {path}: {exc.strerror or exc}", error=True)
+            await self.chat.note(f"cannot write {path}: {exc.strerror or exc}", error=True)
             return
-        await self.app.note(f"Exported this session to {path.resolve()}")
+        await self.chat.note(f"Exported this session to {path.resolve()}")
 
     async def _do_theme(self, name: str) -> None:
-        app = self.app
+        app = self.chat.app
         themes = sorted(app.available_themes)
         if not name:
-            await app.note(f"theme: {app.theme}; available: {', '.join(themes)}")
+            await self.chat.note(f"theme: {app.theme}; available: {', '.join(themes)}")
             return
         if name not in app.available_themes:
             near = closest(name, themes)
             hint = f"; did you mean {near[0]}?" if near else f"; available: {', '.join(themes)}"
-            await app.note(f"unknown theme '{name}'{hint}", error=True)
+            await self.chat.note(f"unknown theme '{name}'{hint}", error=True)
             return
         app.theme = name
         try:
             update_app_config(theme=name)
         except (OSError, ValueError) as exc:
-            await app.note(f"theme switched, but not remembered: {exc}", error=True)
+            await self.chat.note(f"theme switched, but not remembered: {exc}", error=True)
             return
-        await app.note(f"Theme: {name} (remembered)")
+        await self.chat.note(f"Theme: {name} (remembered)")
 
     async def _do_tools(self, _: str) -> None:
-        await self.app.show_tools()
+        await self.chat.show_tools()
 
     async def _do_model(self, _: str) -> None:
-        config = self.app.conversation.config
+        config = self.chat.conversation.config
         here = f"model: {config.model} (provider {config.provider})"
         try:
             models = await self.fetch_models()
         except ModelListError as err:
-            await self.app.note(f"{here}; the server's list cannot be had ({err}); /model NAME still switches")
+            await self.chat.note(f"{here}; the server's list cannot be had ({err}); /model NAME still switches")
             return
         if not models:
-            await self.app.note(f"{here}; the server lists no models; /model NAME switches")
+            await self.chat.note(f"{here}; the server lists no models; /model NAME switches")
             return
         width = max(len(m.id) for m in models)
         lines = [f"{here}; the server lists {len(models)} (/model NAME switches):"]
         for model in models:
             mark = "*" if model.id == config.model else " "
             lines.append(sanitize(f"{mark} {model.id:<{width}}  {commands.model_line(model)}"))
-        await self.app.note("\n".join(lines))
+        await self.chat.note("\n".join(lines))
 
     async def _do_clear(self, _: str) -> None:
-        await self.app.clear_view()
+        await self.chat.clear_view()
 
     async def _do_quit(self, _: str) -> None:
-        self.app.exit(0)
+        self.chat.app.exit(0)
 
     async def _busy(self) -> bool:
-        if self.app.streaming:
-            await self.app.note("a reply is still streaming — Esc cancels it", error=True)
+        if self.chat.streaming:
+            await self.chat.note(STILL_STREAMING, error=True)
             return True
         return False

@@ -1,7 +1,7 @@
 """The slash commands in Textual's command palette (Ctrl+P).
 
-The palette only says what was chosen, by message: the app runs the command
-or puts it in the prompt to finish.
+The palette only says what was chosen, by message to the screen it was opened
+over: the conversation's screen runs the command or puts it in the prompt.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ class SlashCommands(Provider):
 
     def _choose(self, spec: CommandSpec) -> None:
         line = f"/{spec.name}"
-        self.app.post_message(PrefillPrompt(f"{line} ") if spec.needs_argument else RunSlashCommand(line))
+        self.screen.post_message(PrefillPrompt(f"{line} ") if spec.needs_argument else RunSlashCommand(line))
 
     async def discover(self) -> Hits:
         for spec in COMMANDS:

@@ -18,7 +18,7 @@ from textual.layout import DockArrangeResult
 from textual.message import Message
 from textual.widget import Widget
 
-from tractui.ui.settle import settle
+from tractui.ui.streaming.settle import settle
 from tractui.ui.widgets.column import LaidOut
 
 LAYOUT_WAITS = 5  # refreshes a restore waits for a change to be laid out (a change that moves nothing never is)

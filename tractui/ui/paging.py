@@ -1,0 +1,70 @@
+"""The session's messages in the conversation view: the newest drawn at once,
+older ones a batch at a time as the user scrolls up to them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tractui.ui.widgets.earlier import EarlierMessages
+
+if TYPE_CHECKING:
+    from tractui.store.history import Commit
+    from tractui.ui.history import Entry
+    from tractui.ui.widgets.chat_log import ChatLog
+
+
+class HistoryPager:
+    """Which messages of the chain are not drawn yet, and drawing them."""
+
+    def __init__(self, count: Callable[[str], int], clock: Callable[[], float]) -> None:
+        self._count = count
+        self._clock = clock
+        self.earlier: list[Entry] = []  # not drawn yet, oldest first
+        self.drawing = False
+
+    def forget(self) -> None:
+        """The view was cleared: nothing is left to draw further up."""
+        self.earlier = []
+
+    def wants_more(self, chat: ChatLog) -> bool:
+        """The user scrolled to within a screen of the oldest message drawn."""
+        return bool(self.earlier) and not self.drawing and not chat.following and chat.scroll_y < chat.size.height
+
+    async def show(self, chat: ChatLog, chain: list[Commit], *, batch: int, folded: bool) -> None:
+        """Draw the newest messages of ``chain`` above what the view holds, with the marker
+        that counts the ones further up."""
+        from tractui.ui import history  # Markdown and the store's chain rules: after the first frame
+
+        pending = history.entries(chain)
+        start = history.newest(pending, batch)
+        self.earlier = pending[:start]
+        marker = EarlierMessages()
+        widgets = [
+            marker,
+            *(history.widget_for(entry, self._count, self._clock, folded=folded) for entry in pending[start:]),
+        ]
+        await chat.mount_all(widgets, before=chat.children[0] if chat.children else None)
+        marker.show_count(len(self.earlier))
+
+    async def show_earlier(self, chat: ChatLog, *, batch: int, folded: bool) -> None:
+        """Draw a batch of older messages above the oldest one shown, one message at a
+        time so that keys and scrolling are handled in between."""
+        if not self.earlier or self.drawing:
+            return
+        from tractui.ui import history
+
+        self.drawing = True
+        marker = chat.query_one(EarlierMessages)
+        try:
+            drawn = 0
+            while self.earlier and drawn < batch:
+                entry = self.earlier.pop()
+                drawn += entry.size
+                widget = history.widget_for(entry, self._count, self._clock, folded=folded)
+                # show() drew at least one message after the marker, the oldest shown
+                oldest = chat.children[chat.children.index(marker) + 1]
+                await chat.insert_above([widget], before=oldest)
+                marker.show_count(len(self.earlier))
+        finally:
+            self.drawing = False

@@ -1,0 +1,1 @@
+"""A reply on screen as it arrives: the renderer, the frame loop and its pacing."""
