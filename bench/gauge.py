@@ -41,6 +41,12 @@ SHAPES: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "anthropic native": ("anthropic", {}, {"reasoning.format": "native"}),
     "anthropic summarized": ("anthropic", {"display": "summarized"}, {"reasoning.format": "native"}),
     "anthropic omitted": ("anthropic", {"display": "omitted"}, {"reasoning.format": "native"}),
+    "gemini field": ("gemini", {"display": "summarized"}, {}),
+    "gemini native": ("gemini", {"display": "summarized"}, {"reasoning.format": "native"}),
+    "gemini strict template": ("gemini", {"display": "summarized", "strict_template": True}, {}),
+    "responses field": ("openai-responses", {"display": "summarized"}, {}),
+    "responses native": ("openai-responses", {"display": "summarized"}, {"reasoning.format": "native"}),
+    "responses omitted": ("openai-responses", {"display": "omitted"}, {"reasoning.format": "native"}),
 }
 POLICIES: dict[str, dict[str, Any]] = {
     "not sent": {"reasoning.includeInContext": False},

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loopback import LoopbackServer
-from model_server import ModelServer, words
+from model_server import GEMINI_MODEL, ModelServer, words
 
 from tractui.conversation.conversation import Conversation
 from tractui.core.events import Notice, StreamError
@@ -22,7 +22,12 @@ from tractui.core.settings import Settings
 from tractui.providers import ProviderConfig
 from tractui.store.history import HistoryStore
 
-PROTOCOLS = {"openai": "loopback-model", "anthropic": "claude-loop"}
+PROTOCOLS = {
+    "openai": "loopback-model",
+    "anthropic": "claude-loop",
+    "gemini": GEMINI_MODEL,
+    "openai-responses": "gpt-loop",
+}
 
 
 @dataclass
@@ -53,7 +58,7 @@ def settings_for(limit: int, **values: Any) -> Settings:
 
 
 def conversation(store: HistoryStore, loopback: LoopbackServer, settings: Settings, protocol: str) -> Conversation:
-    base = f"{loopback.url}/v1" if protocol == "openai" else loopback.url
+    base = f"{loopback.url}/v1" if protocol in ("openai", "openai-responses") else loopback.url
     config = ProviderConfig(protocol, PROTOCOLS[protocol], base_url=base, api_key_env="")
     return Conversation(store, settings, config)
 

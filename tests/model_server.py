@@ -1,7 +1,8 @@
 """A loopback model that counts, reports, enforces and refuses like a real server, for the gauge and compaction.
 
 ``ModelServer`` is a handler for ``LoopbackServer`` (``loopback.default = server``)
-speaking the OpenAI-compatible Chat Completions or the Anthropic Messages shape.
+speaking the OpenAI-compatible Chat Completions, the Anthropic Messages, the
+Gemini ``streamGenerateContent`` or the OpenAI Responses shape.
 Each request's prompt is counted with the real tokenizer over exactly what the
 body carries (plus per-message template framing and an optional hidden server
 prompt), the way a server's chat template would see it:
@@ -11,11 +12,18 @@ prompt), the way a server's chat template would see it:
 * Anthropic: text, tool use and results; ``thinking`` blocks of earlier turns
   are stripped by the server (not counted), the current turn's are counted;
   thinking sent back as text counts as the text it is.
+* Gemini: every part's text, thought parts included (Google asks for them back
+  unchanged and documents no stripping), function calls and responses.
+* Responses: message texts, function calls and outputs; a reasoning item counts
+  only in the turn in progress (after the last user message), as the reasoning
+  its encrypted content carries (what was billed for it); earlier turns'
+  reasoning items are discarded by the model, as OpenAI documents.
 
 It reports usage like the real APIs (``completion_tokens_details`` on one,
 ``input_tokens``/``output_tokens`` on the other, thinking billed in full even
 when only a summary, or nothing, is shown: ``display``), refuses a request
-whose prompt plus ``max_tokens`` passes ``limit`` with the vendor's words, and
+whose prompt plus ``max_tokens`` passes ``limit`` (Gemini: whose prompt does) with
+the vendor's words, and
 in ``strict_template`` mode refuses a history whose roles do not alternate
 (the Jinja templates of vLLM and llama.cpp). Summary requests (recognised by
 the compaction system prompt) get a structured summary; with ``summary_thinks``
@@ -25,6 +33,7 @@ switched off, as servers that think by default do.
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from dataclasses import dataclass, field
@@ -36,11 +45,17 @@ from tractui.conversation.compaction import prompt
 from tractui.core.tokens import MESSAGE_OVERHEAD, TokenCounter, get_encoding
 
 COUNTER = TokenCounter("loopback-model")
+GEMINI_MODEL = "gemini-loop"  # what the replies name (Gemini's request names its model in the URL)
 ALTERNATE = "Conversation roles must alternate user/assistant/user/assistant/..."
 OPENAI_TOO_LONG = (
     "This model's maximum context length is {limit} tokens. However, you requested {total} tokens "
     "({prompt} in the messages, {completion} in the completion). Please reduce the length of the messages or completion."
 )
+GEMINI_TOO_LONG = "The input token count ({prompt}) exceeds the maximum number of tokens allowed ({limit})."
+GEMINI_ALTERNATE = "Please ensure that multiturn requests alternate between user and model."
+RESPONSES_TOO_LONG = "Your input exceeds the context window of this model. Please adjust your input and try again."
+RESPONSES_ORPHAN_REASONING = "Item '{id}' of type 'reasoning' was provided without its required following item."
+RESPONSES_NO_CALL = "No tool call found for function call output with call_id {id}."
 ANTHROPIC_TOO_LONG = (
     "input length and `max_tokens` exceed context limit: {prompt} + {completion} > {limit}, "
     "decrease input length or `max_tokens` and try again"
@@ -132,7 +147,7 @@ def alternation_problem(messages: list[dict[str, Any]]) -> str | None:
 
 @dataclass
 class ModelServer:
-    protocol: Literal["openai", "anthropic"] = "openai"
+    protocol: Literal["openai", "anthropic", "gemini", "openai-responses"] = "openai"
     limit: int = 2000
     strict_template: bool = False
     strict_reasoning: bool = False  # DeepSeek: a tool-call message needs reasoning_content while thinking is on
@@ -140,7 +155,8 @@ class ModelServer:
     hidden_prompt: int = 0  # tokens of a server-side prompt the client never sees
     reply_words: int = 40
     thinking_words: int = 0
-    display: Literal["full", "summarized", "omitted"] = "full"  # Anthropic: what of the billed thinking is shown
+    # what of the billed thinking is shown (Anthropic; Gemini and Responses always show a summary: "summarized")
+    display: Literal["full", "summarized", "omitted"] = "full"
     summary_thinks: int = 0
     unoffered_call: set[int] = field(default_factory=set)  # chat requests (1-based) answered with a call to "shell"
     fail: set[int] = field(default_factory=set)  # chat requests (1-based) answered with a server error
@@ -153,7 +169,16 @@ class ModelServer:
 
     # -- counting -------------------------------------------------------------------------------
     def count(self, body: dict[str, Any]) -> int:
-        return self.hidden_prompt + (self._openai(body) if self.protocol == "openai" else self._anthropic(body))
+        match self.protocol:
+            case "openai":
+                counted = self._openai(body)
+            case "anthropic":
+                counted = self._anthropic(body)
+            case "gemini":
+                counted = self._gemini(body)
+            case "openai-responses":
+                counted = self._responses(body)
+        return self.hidden_prompt + counted
 
     def _openai(self, body: dict[str, Any]) -> int:
         total = 0
@@ -195,11 +220,51 @@ class ModelServer:
             total += COUNTER.count(json.dumps(body["tools"], ensure_ascii=False))
         return total
 
+    def _gemini(self, body: dict[str, Any]) -> int:
+        system = _text((body.get("systemInstruction") or {}).get("parts"))
+        total = COUNTER.count(system) + MESSAGE_OVERHEAD if system else 0
+        for content in body["contents"]:
+            total += MESSAGE_OVERHEAD
+            for part in content["parts"]:
+                total += COUNTER.count(part.get("text") or "")
+                if call := part.get("functionCall"):
+                    total += COUNTER.count(call["name"]) + COUNTER.count(json.dumps(call.get("args") or {}))
+                if response := part.get("functionResponse"):
+                    result = response.get("response") or {}
+                    total += COUNTER.count(_text(result.get("result", result.get("error"))))
+        if body.get("tools"):
+            total += COUNTER.count(json.dumps(body["tools"], ensure_ascii=False))
+        return total
+
+    def _responses(self, body: dict[str, Any]) -> int:
+        instructions = body.get("instructions") or ""
+        total = COUNTER.count(instructions) + MESSAGE_OVERHEAD if instructions else 0
+        items = body["input"]
+        human = max((i for i, item in enumerate(items) if item.get("role") == "user"), default=-1)
+        for i, item in enumerate(items):
+            match item.get("type", "message"):
+                case "message":
+                    total += MESSAGE_OVERHEAD + COUNTER.count(_text(item["content"]))
+                case "reasoning" if i > human:  # earlier turns' reasoning is discarded by the model
+                    total += _billed(item["encrypted_content"])
+                case "function_call":
+                    total += COUNTER.count(item["name"]) + COUNTER.count(item["arguments"])
+                case "function_call_output":
+                    total += MESSAGE_OVERHEAD + COUNTER.count(_text(item["output"]))
+        if body.get("tools"):
+            total += COUNTER.count(json.dumps(body["tools"], ensure_ascii=False))
+        return total
+
     # -- checks ---------------------------------------------------------------------------------
     def thinking_off(self, body: dict[str, Any]) -> bool:
         """Thinking explicitly switched off in the request, in any dialect this server knows."""
-        if self.protocol == "anthropic":
-            return (body.get("thinking") or {}).get("type") not in ("enabled", "adaptive")
+        match self.protocol:
+            case "anthropic":
+                return (body.get("thinking") or {}).get("type") not in ("enabled", "adaptive")
+            case "gemini":
+                return ((body.get("generationConfig") or {}).get("thinkingConfig") or {}).get("thinkingBudget") == 0
+            case "openai-responses":
+                return (body.get("reasoning") or {}).get("effort") == "none"
         return (
             (body.get("thinking") or {}).get("type") == "disabled"
             or (body.get("chat_template_kwargs") or {}).get("enable_thinking") is False
@@ -207,15 +272,27 @@ class ModelServer:
         )
 
     def problem(self, body: dict[str, Any], prompt_tokens: int) -> str | None:
-        completion = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
-        if prompt_tokens + completion > self.limit:
+        completion = _max_output(body) or 0
+        if prompt_tokens + (0 if self.protocol == "gemini" else completion) > self.limit:
             self.over_limit += 1
-            template = OPENAI_TOO_LONG if self.protocol == "openai" else ANTHROPIC_TOO_LONG
+            template = {
+                "openai": OPENAI_TOO_LONG,
+                "anthropic": ANTHROPIC_TOO_LONG,
+                "gemini": GEMINI_TOO_LONG,
+                "openai-responses": RESPONSES_TOO_LONG,
+            }[self.protocol]
             return template.format(
                 limit=self.limit, total=prompt_tokens + completion, prompt=prompt_tokens, completion=completion
             )
-        if self.protocol != "openai":
-            return None
+        match self.protocol:
+            case "gemini":
+                roles = [c.get("role") for c in body["contents"]]
+                alternates = all(a != b for a, b in itertools.pairwise(roles))
+                return None if alternates and roles[:1] == ["user"] else GEMINI_ALTERNATE
+            case "openai-responses":
+                return _responses_problem(body["input"])
+            case "anthropic":
+                return None
         messages = body["messages"]
         if self.strict_template and (found := alternation_problem(messages)) is not None:
             return found
@@ -246,10 +323,18 @@ class ModelServer:
         found = self.problem(body, prompt_tokens)
         if found is not None:
             self.refusals.append(found)
-            if self.protocol == "anthropic":
-                return error(400, {"type": "error", "error": {"type": "invalid_request_error", "message": found}})
-            return error(400, {"error": {"message": found, "type": "invalid_request_error", "code": None}})
-        completion = int(body.get("max_tokens") or body.get("max_completion_tokens") or 10**6)
+            match self.protocol:
+                case "anthropic":
+                    payload: dict[str, Any] = {
+                        "type": "error",
+                        "error": {"type": "invalid_request_error", "message": found},
+                    }
+                case "gemini":
+                    payload = {"error": {"code": 400, "message": found, "status": "INVALID_ARGUMENT"}}
+                case _:
+                    payload = {"error": {"message": found, "type": "invalid_request_error", "code": None}}
+            return error(400, payload)
+        completion = _max_output(body) or 10**6
         if summary:
             self.summaries.append(body)
             thinking, text = "", SUMMARY
@@ -267,17 +352,27 @@ class ModelServer:
         return self.reply(body, prompt_tokens, f"answer {n}: {words(self.reply_words, n)}", thinking, [])
 
     def _is_summary(self, body: dict[str, Any]) -> bool:
-        if self.protocol == "anthropic":
-            system = body.get("system")
-            return (system if isinstance(system, str) else _text(system)) == prompt.SYSTEM_PROMPT
+        match self.protocol:
+            case "anthropic":
+                system = body.get("system")
+                return (system if isinstance(system, str) else _text(system)) == prompt.SYSTEM_PROMPT
+            case "gemini":
+                return _text((body.get("systemInstruction") or {}).get("parts")) == prompt.SYSTEM_PROMPT
+            case "openai-responses":
+                return body.get("instructions") == prompt.SYSTEM_PROMPT
         first = body["messages"][0]
         return first["role"] == "system" and _text(first["content"]) == prompt.SYSTEM_PROMPT
 
     def reply(
         self, body: dict[str, Any], prompt_tokens: int, text: str, thinking: str, calls: list[tuple[str, Any]]
     ) -> Reply:
-        if self.protocol == "anthropic":
-            return self._anthropic_reply(body, prompt_tokens, text, thinking, calls)
+        match self.protocol:
+            case "anthropic":
+                return self._anthropic_reply(body, prompt_tokens, text, thinking, calls)
+            case "gemini":
+                return self._gemini_reply(body, prompt_tokens, text, thinking, calls)
+            case "openai-responses":
+                return self._responses_reply(body, prompt_tokens, text, thinking, calls)
         return self._openai_reply(body, prompt_tokens, text, thinking, calls)
 
     def _openai_reply(
@@ -364,3 +459,126 @@ class ModelServer:
         )
         events.append({"type": "message_stop"})
         return Reply(body=encode_sse(events, done=False, event_names=[e["type"] for e in events]), seed=None)
+
+    def _billed_thinking(self, thinking: str) -> int:
+        """Thinking tokens billed: twice the shown summary when only a summary is shown."""
+        billed = COUNTER.count(thinking)
+        return billed * 2 if thinking and self.display == "summarized" else billed
+
+    def _gemini_reply(
+        self, body: dict[str, Any], prompt_tokens: int, text: str, thinking: str, calls: list[tuple[str, Any]]
+    ) -> Reply:
+        signature = f"c2lnLWdlbWluaS0{self._served:04d}"
+        chunks: list[Any] = []
+
+        def chunk(parts: list[dict[str, Any]], finish: str | None = None) -> None:
+            candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+            if finish:
+                candidate["finishReason"] = finish
+            chunks.append({"candidates": [candidate], "modelVersion": GEMINI_MODEL})
+
+        if thinking and self.display != "omitted":
+            chunk([{"text": thinking, "thought": True}])
+        if text:
+            chunk([{"text": text, "thoughtSignature": signature}] if thinking else [{"text": text}])
+        for index, (name, arguments) in enumerate(calls):
+            part: dict[str, Any] = {"functionCall": {"name": name, "args": arguments}}
+            if index == 0:
+                part["thoughtSignature"] = signature
+            chunk([part])
+        thoughts = self._billed_thinking(thinking)
+        answer = COUNTER.count(text) + sum(COUNTER.count(n) + COUNTER.count(json.dumps(a)) for n, a in calls)
+        last: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "index": 0}]}
+        last["candidates"][0]["finishReason"] = "STOP"
+        if self.usage:
+            last["usageMetadata"] = {
+                "promptTokenCount": prompt_tokens,
+                "candidatesTokenCount": answer,
+                "thoughtsTokenCount": thoughts,
+                "totalTokenCount": prompt_tokens + answer + thoughts,
+            }
+        chunks.append(last)
+        return Reply(body=encode_sse(chunks, done=False), seed=None)
+
+    def _responses_reply(
+        self, body: dict[str, Any], prompt_tokens: int, text: str, thinking: str, calls: list[tuple[str, Any]]
+    ) -> Reply:
+        n = self._served
+        response = {"id": f"resp_{n}", "object": "response", "model": body["model"], "status": "in_progress"}
+        events: list[dict[str, Any]] = [{"type": "response.created", "response": response}]
+        billed = self._billed_thinking(thinking)
+        if thinking:
+            rid = f"rs_{n}"
+            events.append(
+                {"type": "response.output_item.added", "item": {"type": "reasoning", "id": rid, "summary": []}}
+            )
+            shown = thinking if self.display != "omitted" else ""
+            if shown:
+                events.append({"type": "response.reasoning_summary_part.added", "item_id": rid, "summary_index": 0})
+                events.append({"type": "response.reasoning_summary_text.delta", "item_id": rid, "delta": shown})
+            summary = [{"type": "summary_text", "text": shown}] if shown else []
+            item = {"type": "reasoning", "id": rid, "summary": summary, "encrypted_content": f"enc:{billed}:{n}"}
+            events.append({"type": "response.output_item.done", "item": item})
+        if text:
+            mid = f"msg_{n}"
+            message = {"type": "message", "id": mid, "role": "assistant", "content": []}
+            events.append({"type": "response.output_item.added", "item": message})
+            events.append({"type": "response.output_text.delta", "item_id": mid, "delta": text})
+            done = {**message, "content": [{"type": "output_text", "text": text}]}
+            events.append({"type": "response.output_item.done", "item": done})
+        for index, (name, arguments) in enumerate(calls):
+            fid = f"fc_{n}_{index}"
+            call = {"type": "function_call", "id": fid, "call_id": f"call_{n}_{index}", "name": name, "arguments": ""}
+            events.append({"type": "response.output_item.added", "item": call})
+            args = json.dumps(arguments)
+            events.append({"type": "response.function_call_arguments.delta", "item_id": fid, "delta": args})
+            events.append({"type": "response.output_item.done", "item": {**call, "arguments": args}})
+        out = COUNTER.count(text) + billed + sum(COUNTER.count(n) + COUNTER.count(json.dumps(a)) for n, a in calls)
+        completed: dict[str, Any] = {**response, "status": "completed"}
+        if self.usage:
+            completed["usage"] = {
+                "input_tokens": prompt_tokens,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": out,
+                "output_tokens_details": {"reasoning_tokens": billed},
+                "total_tokens": prompt_tokens + out,
+            }
+        events.append({"type": "response.completed", "response": completed})
+        return Reply(body=encode_sse(events, done=False, event_names=[e["type"] for e in events]), seed=None)
+
+
+def _max_output(body: dict[str, Any]) -> int:
+    """The request's output cap in any of the four dialects (0: none)."""
+    generation = body.get("generationConfig") or {}
+    for value in (
+        body.get("max_tokens"),
+        body.get("max_completion_tokens"),
+        body.get("max_output_tokens"),
+        generation.get("maxOutputTokens"),
+    ):
+        if value:
+            return int(value)
+    return 0
+
+
+def _billed(encrypted: str) -> int:
+    """The reasoning tokens this server billed for an item it handed out (``enc:BILLED:N``)."""
+    parts = encrypted.split(":")
+    return int(parts[1]) if len(parts) == 3 and parts[0] == "enc" and parts[1].isdigit() else 0
+
+
+def _responses_problem(items: list[dict[str, Any]]) -> str | None:
+    """What the Responses API refuses in ``input``: a reasoning item with nothing after it, an
+    output for a call that is not there."""
+    calls: set[str] = set()
+    for i, item in enumerate(items):
+        match item.get("type"):
+            case "reasoning":
+                following = items[i + 1] if i + 1 < len(items) else None
+                if following is None or following.get("type") == "reasoning":
+                    return RESPONSES_ORPHAN_REASONING.format(id=item.get("id", ""))
+            case "function_call":
+                calls.add(item["call_id"])
+            case "function_call_output" if item["call_id"] not in calls:
+                return RESPONSES_NO_CALL.format(id=item["call_id"])
+    return None

@@ -99,6 +99,26 @@ SHAPES = {
         {"display": "summarized"},
         {"reasoning.includeInContext": True, "reasoning.format": "native"},
     ),
+    "gemini field": ("gemini", {"display": "summarized"}, {"reasoning.includeInContext": True}),
+    "gemini native": (
+        "gemini",
+        {"display": "summarized"},
+        {"reasoning.includeInContext": True, "reasoning.format": "native"},
+    ),
+    "gemini not sent": ("gemini", {"display": "summarized"}, {}),
+    "gemini no usage": ("gemini", {"usage": False}, {"reasoning.includeInContext": True}),
+    "responses field": ("openai-responses", {"display": "summarized"}, {"reasoning.includeInContext": True}),
+    "responses native": (
+        "openai-responses",
+        {"display": "summarized"},
+        {"reasoning.includeInContext": True, "reasoning.format": "native"},
+    ),
+    "responses not sent": ("openai-responses", {"display": "summarized"}, {}),
+    "responses omitted": (
+        "openai-responses",
+        {"display": "omitted"},
+        {"reasoning.includeInContext": True, "reasoning.format": "native"},
+    ),
 }
 
 
@@ -149,3 +169,18 @@ async def test_compactions_are_spaced_at_a_small_window(store, loopback, server_
     assert stats.answered == stats.turns and stats.blocked == 0 and server.refusals == []
     # the keep plan leaves room for what the server counts beyond the tokenizer, so a compaction lasts
     assert stats.most_in_a_row == 1 and stats.compactions <= stats.turns // 5, stats.compactions
+
+
+@pytest.mark.parametrize("protocol", ["openai-responses", "anthropic", "gemini"])
+async def test_a_tool_loop_counts_the_thinking_its_steps_send_back(store, loopback, protocol):
+    """Request 3 continues a tool loop: the call's thinking goes back natively (Responses: the
+    encrypted reasoning, which costs what was billed for it, not the summary shown)."""
+    server = loopback.default = ModelServer(
+        protocol=protocol, limit=16000, thinking_words=150, display="summarized", unoffered_call={2}
+    )
+    conv = conversation(store, loopback, settings_for(16000), protocol)
+    stats = await run(conv, server, turns=4)
+    assert stats.answered == 4 and server.refusals == []
+    assert len(server.prompts) == 5
+    # request 3 continues the loop, request 4 starts a new turn after it
+    assert max(abs(e) for e in stats.errors[2:]) <= 0.02, [round(e, 4) for e in stats.errors]

@@ -90,22 +90,23 @@ class ReplyWriter:
         usage: Usage | None,
         metadata: dict[str, Any] | None,
     ) -> None:
-        content = assembler.content(metadata=self.stamps)
+        content = assembler.content(metadata=self.stamps)  # the stamps and what the protocol keeps with the reply
         blocks = list(content.blocks)
+        stamps = dict(content.metadata)
         if self.assistant is None:
             lead = _leading_thinking(blocks)
             if lead == len(blocks) and not final:
                 if lead:
-                    self._write_reasoning(blocks, status)
+                    self._write_reasoning(blocks, status, stamps)
                 return
             self._split = lead
             if lead:
-                self._write_reasoning(blocks[:lead], status)
+                self._write_reasoning(blocks[:lead], status, stamps)
             parent = self.reasoning.id if self.reasoning else self.parent_id
             self.assistant = self.store.append(
                 self.session_id,
                 "assistant",
-                Content(speaker="ai", blocks=blocks[lead:], metadata=dict(self.stamps)),
+                Content(speaker="ai", blocks=blocks[lead:], metadata=stamps),
                 parent_id=parent,
                 status=status,
                 usage=usage,
@@ -114,17 +115,17 @@ class ReplyWriter:
             )
             return
         if self.reasoning is not None:
-            self._write_reasoning(blocks[: self._split], status)
+            self._write_reasoning(blocks[: self._split], status, stamps)
         self.store.update(
             self.assistant.id,
-            content=Content(speaker="ai", blocks=blocks[self._split :], metadata=dict(self.stamps)),
+            content=Content(speaker="ai", blocks=blocks[self._split :], metadata=stamps),
             status=status,
             usage=usage,
             metadata=metadata,
         )
 
-    def _write_reasoning(self, blocks: list[Any], status: Status) -> None:
-        content = Content(speaker="ai", blocks=blocks, metadata=dict(self.stamps))
+    def _write_reasoning(self, blocks: list[Any], status: Status, stamps: dict[str, Any]) -> None:
+        content = Content(speaker="ai", blocks=blocks, metadata=stamps)
         if self.reasoning is None:
             self.reasoning = self.store.append(
                 self.session_id, "reasoning", content, parent_id=self.parent_id, status=status, **self._commit_kwargs()

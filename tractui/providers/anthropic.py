@@ -33,7 +33,13 @@ from tractui.errors import RequestError
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.models import ModelInfo, anthropic_models
 from tractui.providers.shape import count, integer, json_text, loads_object, obj, string
-from tractui.providers.thinking_back import current_turn_start, route_thinking, same_origin, thinking_as_text
+from tractui.providers.thinking_back import (
+    current_turn_start,
+    route_thinking,
+    routed_thinking_tokens,
+    same_origin,
+    thinking_as_text,
+)
 from tractui.providers.transport import Provider, append_turn, system_text
 
 API_VERSION = "2023-06-01"
@@ -421,27 +427,17 @@ class AnthropicProvider(Provider):
     def thinking_tokens(
         self, message: Content, settings: Settings, counter: TokenCounter, *, current_turn: bool
     ) -> int:
-        """As ``_assistant_blocks`` routes each block: thinking sent natively counts only in the
-        turn in progress (Anthropic strips earlier turns' thinking blocks and does not bill them);
-        thinking sent as text counts as the text it is, wrapper included."""
+        """As ``_assistant_blocks`` routes each block: Anthropic strips earlier turns' thinking
+        blocks (and does not bill them); thinking sent as text stays."""
         native_ok = same_origin(message, self.name, self.config.model)
-        blocks = [b for b in message.blocks if isinstance(b, ThinkingBlock)]
-        routes = [
-            route_thinking(b, native_ok and (b.is_hidden or bool(b.signature)), settings, current_turn=current_turn)
-            for b in blocks
-        ]
-        counted = [
-            b
-            for b, route in zip(blocks, routes, strict=True)
-            if (route == "native" and current_turn) or route == "text"
-        ]
-        if not counted:
-            return 0
-        texts = sum(1 for route in routes if route == "text")
-        wrapper = counter.count(thinking_as_text(ThinkingBlock(thought=""))) * texts
-        if len(counted) == len(blocks):
-            return counter.count_thinking(message) + wrapper  # the cached count of the whole message
-        return sum(0 if b.is_hidden else counter.count(b.thought) for b in counted) + wrapper
+        return routed_thinking_tokens(
+            message,
+            lambda b: native_ok and (b.is_hidden or bool(b.signature)),
+            settings,
+            counter,
+            current_turn=current_turn,
+            native_kept=False,
+        )
 
     def notices(self, settings: Settings) -> list[str]:
         if settings.view.temperature is None or not _thinks(thinking_param(settings, thinking_budget(settings))):

@@ -26,11 +26,18 @@ from tractui.core.events import (
 )
 from tractui.core.reasoning import map_effort
 from tractui.core.settings import Settings
+from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.models import ModelInfo, gemini_models
 from tractui.providers.shape import as_object, count, flag, loads_object, obj, objects, string
-from tractui.providers.thinking_back import current_turn_start, route_thinking, same_origin, thinking_as_text
+from tractui.providers.thinking_back import (
+    current_turn_start,
+    route_thinking,
+    routed_thinking_tokens,
+    same_origin,
+    thinking_as_text,
+)
 from tractui.providers.transport import Provider, append_turn, system_text
 
 EFFORT_LEVEL = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
@@ -370,6 +377,16 @@ class GeminiProvider(Provider):
         if tools:
             body["tools"] = self.tool_definitions(tools)
         return body
+
+    def thinking_tokens(
+        self, message: Content, settings: Settings, counter: TokenCounter, *, current_turn: bool
+    ) -> int:
+        """As ``_model_parts`` routes each block: Gemini reads thought parts back in every turn
+        (its documentation asks for them unchanged and says nothing of dropping them)."""
+        native_ok = same_origin(message, self.name, self.config.model)
+        return routed_thinking_tokens(
+            message, lambda _: native_ok, settings, counter, current_turn=current_turn, native_kept=True
+        )
 
     def new_parser(self, settings: Settings) -> GeminiParser:
         return GeminiParser()

@@ -24,13 +24,21 @@ from tractui.core.events import (
 )
 from tractui.core.reasoning import map_effort
 from tractui.core.settings import Settings
+from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
 from tractui.providers.shape import count, json_text, loads_object, obj, string
-from tractui.providers.thinking_back import current_turn_start, route_thinking, same_origin, thinking_as_text
+from tractui.providers.thinking_back import (
+    current_turn_start,
+    route_thinking,
+    routed_thinking_tokens,
+    same_origin,
+    thinking_as_text,
+)
 from tractui.providers.transport import Provider, system_text
 
 SUMMARY_SEPARATOR = "\n\n"  # summary parts are separate paragraphs
+BILLED_REASONING = "reasoning_tokens"  # reply metadata: what the encrypted reasoning costs when it goes back
 TEMPERATURE_NOTICE = "temperature is not sent while reasoning is on (OpenAI reasoning models reject it)"
 
 
@@ -154,6 +162,8 @@ class ResponsesParser:
     _calls: dict[str, int] = field(default_factory=dict)  # function_call item id -> tool index
     _call_args: set[str] = field(default_factory=set)  # calls whose arguments streamed
     _failed: bool = False
+    _encrypted: bool = False  # a reasoning item came with its encrypted content
+    _billed: int | None = None  # reasoning tokens the usage reported
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         payload = loads_object(data, "event")
@@ -162,7 +172,7 @@ class ResponsesParser:
         return handler(self, payload) if handler else []
 
     def reply_metadata(self) -> dict[str, Any]:
-        return {}
+        return {BILLED_REASONING: self._billed} if self._encrypted and self._billed is not None else {}
 
     def close(self) -> list[StreamEvent]:
         return []
@@ -248,6 +258,7 @@ class ResponsesParser:
         encrypted = string(item, "encrypted_content", "event.item")
         events: list[StreamEvent] = []
         if encrypted:
+            self._encrypted = True
             meta = {"encrypted_content": encrypted, "item_id": item.get("id")}
             if not self._reasoning.get(item_id, _ReasoningItem()).wrote:
                 meta["source_field"] = "summary"  # hidden reasoning: a block of its own
@@ -262,7 +273,11 @@ class ResponsesParser:
             obj(response, "incomplete_details", "event.response"), "reason", "event.response.incomplete_details"
         )
         usage = obj(response, "usage", "event.response")
-        events: list[StreamEvent] = [UsageEvent(normalise_usage(usage))] if usage else []
+        events: list[StreamEvent] = []
+        if usage:
+            normalised = normalise_usage(usage)
+            self._billed = normalised.reasoning_tokens
+            events.append(UsageEvent(normalised))
         self.response_model = model or self.response_model
         self.finish_reason = reason or ("tool_calls" if self._calls else status)
         return events
@@ -346,6 +361,24 @@ class OpenAIResponsesProvider(Provider):
         if tools:
             body["tools"] = self.tool_definitions(tools)
         return body
+
+    def thinking_tokens(
+        self, message: Content, settings: Settings, counter: TokenCounter, *, current_turn: bool
+    ) -> int:
+        """As ``_assistant_items`` routes each block: reasoning items of earlier turns are
+        discarded by the model (only a tool loop in progress reads its own, at the reasoning
+        tokens billed for it: the summary shown is shorter); thinking sent as text stays."""
+        native_ok = same_origin(message, self.name, self.config.model)
+        billed = message.metadata.get(BILLED_REASONING)
+        return routed_thinking_tokens(
+            message,
+            lambda b: native_ok and bool(b.provider_metadata.get("encrypted_content")),
+            settings,
+            counter,
+            current_turn=current_turn,
+            native_kept=False,
+            native_cost=billed if type(billed) is int else None,
+        )
 
     def notices(self, settings: Settings) -> list[str]:
         if settings.view.temperature is None or reasoning_param(settings) is None:

@@ -25,11 +25,12 @@ Never a request the provider will reject for a foreign signature.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from tractui.core.content import Content, ThinkingBlock
 from tractui.core.settings import Settings
+from tractui.core.tokens import TokenCounter
 
 Route = Literal["native", "text", "drop"]
 
@@ -69,3 +70,39 @@ def route_thinking(block: ThinkingBlock, native_ok: bool, settings: Settings, *,
 def thinking_as_text(block: ThinkingBlock) -> str:
     """A foreign thinking block as plain text the model can read."""
     return f"<thinking>\n{block.thought}\n</thinking>"
+
+
+def routed_thinking_tokens(
+    message: Content,
+    native_ok: Callable[[ThinkingBlock], bool],
+    settings: Settings,
+    counter: TokenCounter,
+    *,
+    current_turn: bool,
+    native_kept: bool,
+    native_cost: int | None = None,
+) -> int:
+    """Tokens of ``message``'s thinking as a signing provider's request carries it, routed block by
+    block as its builder routes them: thinking sent as text counts as the text it is, wrapper
+    included; thinking sent natively counts in the turn in progress, and in earlier turns only when
+    the server keeps it (``native_kept``: Gemini reads thought parts back; Anthropic and the
+    Responses API drop earlier turns' thinking on their side). ``native_cost`` is what the
+    natively sent thinking costs when that is not its shown text (the Responses API's encrypted
+    reasoning costs what was billed for it)."""
+    blocks = [b for b in message.blocks if isinstance(b, ThinkingBlock)]
+    routes = [route_thinking(b, native_ok(b), settings, current_turn=current_turn) for b in blocks]
+    counted = [
+        b
+        for b, route in zip(blocks, routes, strict=True)
+        if (route == "native" and (current_turn or native_kept)) or route == "text"
+    ]
+    if not counted:
+        return 0
+    texts = sum(1 for route in routes if route == "text")
+    wrapper = counter.count(thinking_as_text(ThinkingBlock(thought=""))) * texts
+    if native_cost is not None and texts < len(counted):
+        shown = sum(counter.count(b.thought) for b, r in zip(blocks, routes, strict=True) if r == "text")
+        return native_cost + shown + wrapper
+    if len(counted) == len(blocks):
+        return counter.count_thinking(message) + wrapper  # the cached count of the whole message
+    return sum(0 if b.is_hidden else counter.count(b.thought) for b in counted) + wrapper
