@@ -38,7 +38,7 @@ from tractui.ui.streaming.renderer import ReplyRenderer
 from tractui.ui.widgets.chat_log import ChatLog
 from tractui.ui.widgets.completion import CompletionPopup, Suggestion
 from tractui.ui.widgets.earlier import EarlierMessages
-from tractui.ui.widgets.footer import GaugeFooter, Totals
+from tractui.ui.widgets.footer import GaugeFooter, Totals, Where
 from tractui.ui.widgets.input_box import InputBox
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
 from tractui.ui.widgets.new_below import NewContentHint
@@ -387,7 +387,7 @@ class ChatScreen(Screen[None]):
     def refresh_totals(self) -> None:
         usage = self.conversation.totals()
         self.totals = Totals(usage.reasoning_tokens, usage.output_tokens, _compactions(self.conversation))
-        self.query_one(GaugeFooter).show_totals(self.totals)
+        self.query_one(GaugeFooter).totals = self.totals
 
     def _show_new_below(self) -> None:
         if not self.query_one(ChatLog).following:
@@ -396,7 +396,7 @@ class ChatScreen(Screen[None]):
     # -- footer ------------------------------------------------------------
     def refresh_where(self) -> None:
         shown = self._shown
-        self.query_one(GaugeFooter).show_where(shown.config.provider, shown.config.model, shown.profile_name)
+        self.query_one(GaugeFooter).where = Where(shown.config.provider, shown.config.model, shown.profile_name)
 
     def refresh_gauge(self) -> None:
         """The conversation's reading, the streaming partial reply included."""
@@ -405,7 +405,7 @@ class ChatScreen(Screen[None]):
         except Exception as exc:  # the gauge must never take the conversation down
             self.log.error(f"gauge failed: {exc}")
             return
-        self.query_one(GaugeFooter).show_reading(reading)
+        self.query_one(GaugeFooter).reading = reading
 
     # -- settings that apply at once -----------------------------------------
     def _setting_changed(self, key: str) -> None:

@@ -14,6 +14,7 @@ from typing import Literal, Protocol
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from tractui.ui import format as fmt
@@ -48,6 +49,13 @@ class Totals:
     compactions: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class Where:
+    provider: str = ""
+    model: str = ""
+    profile: str | None = None
+
+
 def level(reading: Reading) -> Level:
     if reading.effective > reading.threshold:
         return "error"
@@ -64,9 +72,14 @@ def gauge_label(reading: Reading, *, short: bool = False) -> str:
 
 
 class GaugeFooter(Horizontal):
+    """Shows what the screen sets: ``where``, ``reading`` and ``totals``."""
+
+    where: reactive[Where] = reactive(Where, init=False)
+    reading: reactive[Reading | None] = reactive(None, init=False)
+    totals: reactive[Totals] = reactive(Totals, init=False)
+
     def __init__(self) -> None:
         super().__init__(id="footer")
-        self.reading: Reading | None = None
         self.level: Level = "ok"
 
     def compose(self) -> ComposeResult:
@@ -74,9 +87,9 @@ class GaugeFooter(Horizontal):
         yield Static(id="footer-gauge")
         yield Static(id="footer-totals", markup=False)
 
-    def show_where(self, provider: str, model: str, profile: str | None) -> None:
+    def watch_where(self, where: Where) -> None:
         parts: list[str] = []
-        for part in (provider, model, profile):
+        for part in (where.provider, where.model, where.profile):
             if part and part not in parts:  # "demo · demo · demo" says it once
                 parts.append(part)
         self.query_one("#footer-where", Static).update(" · ".join(parts))
@@ -88,7 +101,7 @@ class GaugeFooter(Horizontal):
         self.set_class(width < TINY, "-tiny")
         self._redraw()
 
-    def show_totals(self, totals: Totals) -> None:
+    def watch_totals(self, totals: Totals) -> None:
         parts = []
         if totals.reasoning:
             parts.append(f"thinking {fmt.tokens(totals.reasoning)}")
@@ -98,8 +111,9 @@ class GaugeFooter(Horizontal):
             parts.append(f"compacted {totals.compactions}×")
         self.query_one("#footer-totals", Static).update(" · ".join(parts))
 
-    def show_reading(self, reading: Reading) -> None:
-        self.reading = reading
+    def watch_reading(self, reading: Reading | None) -> None:
+        if reading is None:
+            return
         self.level = level(reading)
         for name in ("ok", "warning", "error"):
             self.set_class(self.level == name, f"-{name}")
@@ -109,8 +123,7 @@ class GaugeFooter(Horizontal):
         self.watch(self.app, "theme", self._redraw, init=False)
 
     def _redraw(self) -> None:
-        if self.reading is not None:
-            self.show_reading(self.reading)
+        self.watch_reading(self.reading)
 
     def _gauge(self, reading: Reading) -> Text:
         colours = self.app.theme_variables
