@@ -5,21 +5,18 @@ from __future__ import annotations
 import asyncio
 import time
 
-from textual import events
-from textual._compositor import ChopsUpdate
+from tractui.ui.internals import painted_rows, send_key, watch_painted
 
 
 def watch_frames(app) -> list[float]:
     """The time of every frame the compositor paints (headless: produced, not written)."""
     frames: list[float] = []
-    display = app._display
 
     def painted(screen, renderable):
-        display(screen, renderable)
         if renderable is not None:
             frames.append(time.perf_counter())
 
-    app._display = painted
+    watch_painted(app, painted)
     return frames
 
 
@@ -31,25 +28,15 @@ def watch_prompt(app, box, char: str) -> list[tuple[float, int]]:
     that frame whenever the task woke after it, and counted the next one.
     """
     frames: list[tuple[float, int]] = []
-    display = app._display
 
     def painted(screen, renderable):
-        display(screen, renderable)
         if renderable is None:
             return
-        top, bottom = box.region.y, box.region.bottom
-        if isinstance(renderable, ChopsUpdate):
-            lines = [
-                [strip for strip in renderable.chops[y].values() if strip]
-                for y, _, _ in renderable.spans
-                if top <= y < bottom
-            ]
-        else:
-            lines = [list(line) for y, line in enumerate(renderable.strips, renderable.region.y) if top <= y < bottom]
+        lines = painted_rows(renderable, box.region.y, box.region.bottom)
         if lines:
             frames.append((time.perf_counter(), sum(strip.text.count(char) for line in lines for strip in line)))
 
-    app._display = painted
+    watch_painted(app, painted)
     return frames
 
 
@@ -59,7 +46,7 @@ async def key_to_screen(app, box, shown: list[tuple[float, int]], char: str = "z
     entering the app's input queue to that frame."""
     before, seen = box.text.count(char), len(shown)
     t0 = time.perf_counter()
-    app._driver.send_message(events.Key(char, char))
+    send_key(app, char)
     while not any(count > before for _, count in shown[seen:]):
         if time.perf_counter() - t0 > 5:
             raise RuntimeError("a key typed 5 s ago is still not drawn in the prompt")

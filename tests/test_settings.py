@@ -62,6 +62,7 @@ SAMPLE_VALUES: dict[str, tuple[str, object]] = {
     "compaction.profile": ("deepseek", "deepseek"),
     "compaction.keepTurns": ("2", 2),
     "compaction.keepFraction": ("0.3", 0.3),
+    "ui.markdown": ("public", "public"),
 }
 
 

@@ -10,9 +10,10 @@ from textual.selection import Selection
 from textual.widgets import Markdown
 from ui_support import build_app
 
+from tractui.ui.internals import capture_strips as capture
 from tractui.ui.widgets.answer import SEGMENT_CHARS, AnswerView, safe_cut
 from tractui.ui.widgets.answer_segment import AnswerSegment
-from tractui.ui.widgets.frozen import FrozenSegment, capture
+from tractui.ui.widgets.frozen import FrozenSegment
 from tractui.ui.widgets.message import AssistantMessage
 
 BLOCK = "## Step\n\nSome prose here.\n\n```python\ndef f():\n\n    return 1\n```\n\n- one\n\n- two\n\n"
@@ -220,7 +221,7 @@ def _styled(lines: list) -> list[tuple[str, object]]:
     return [(segment.text, segment.style) for strip in lines for segment in strip if segment.text.strip()]
 
 
-async def test_inline_styles_resolved_when_drawn_match_a_plain_markdown_in_every_theme(tmp_path):
+async def test_inline_styles_match_a_plain_markdown_in_every_theme(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=(100, 40)) as pilot:
         chat = app.query_one("#chat")
@@ -230,11 +231,8 @@ async def test_inline_styles_resolved_when_drawn_match_a_plain_markdown_in_every
         await chat.mount(live)
         await chat.mount(reference)
         await pilot.pause()
-        plain, styled = live.query("MarkdownParagraph")[:2]
         dark = _styled(capture(live))
         assert dark == _styled(capture(reference))
-        assert not plain._component_styles  # drawn, but its text asks for no inline style: none resolved
-        assert set(styled._component_styles) == {"code_inline", "strong", "em", "s"}
         code = next(style for text, style in dark if text == "items.reverse()")
         assert code.bgcolor is not None
         app.theme = "tractui-light"
@@ -286,10 +284,22 @@ async def test_thawing_twice_before_the_first_thaw_is_done_draws_the_answer_once
         assert "".join(part for f in frozen for part in f.sources) == source
 
 
-def test_the_textual_internals_drawn_components_rely_on_are_still_there():
-    from textual.css.stylesheet import Stylesheet
-    from textual.widgets.markdown import MarkdownBlock
+async def test_ui_markdown_public_draws_answers_with_textuals_markdown_alone_and_redraws_at_once(tmp_path):
+    from ui_support import settle, type_line
 
-    # DrawnComponents stands in for the stylesheet's eager resolution of these
-    assert MarkdownBlock._get_component_classes() == {"em", "strong", "s", "code_inline"}
-    assert callable(getattr(Stylesheet, "_process_component_classes", None))
+    from tractui.core.settings import Settings
+
+    app = build_app(tmp_path, settings=Settings({"ui.markdown": "public"}))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await type_line(pilot, "show me a long answer")
+        await settle(pilot)
+        await pilot.pause(0.2)
+        assert app.query(".answer-public") and all(v.public for v in app.query(AnswerView))
+        assert not app.query(AnswerSegment) and not app.query(FrozenSegment)
+        await type_line(pilot, "/set ui.markdown fast")
+        await settle(pilot)
+        await pilot.pause(0.2)
+        await settle(pilot)
+        assert not app.query(".answer-public")  # the view was drawn again, the fast way
+        assert app.query(AnswerSegment) or app.query(FrozenSegment)
+        assert "show me a long answer" in [u.text for u in app.query("UserMessage")]  # type: ignore[attr-defined]

@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from loopback import LoopbackServer, sse
 from ui_support import build_app, chat_stream, loop_config, screen_text, settle, type_line, wait_for
 
+from tractui.core.settings import Settings
+
 SIZE = (100, 160)  # tall enough that the whole reply is on screen: no scroll position to differ
 
 WORD = st.sampled_from(["list", "slice", "reverse", "copy", "`items`", "**bold**", "*soft*", "O(n)", "deque", "x"])
@@ -75,14 +77,16 @@ def conversation_lines(screen: str) -> list[str]:
     return lines
 
 
-async def live_and_resumed(answer: str, thinking: str, cuts: list[int]) -> tuple[list[str], list[str]]:
+async def live_and_resumed(
+    answer: str, thinking: str, cuts: list[int], drawing: str = "fast"
+) -> tuple[list[str], list[str]]:
     server = LoopbackServer()
     await server.start()
     server.add(sse(chat_stream(pieces(thinking, cuts), pieces(answer, cuts)), seed=None))
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         try:
-            app = build_app(tmp, config=loop_config(server))
+            app = build_app(tmp, config=loop_config(server), settings=Settings({"ui.markdown": drawing}))
             async with app.run_test(size=SIZE) as pilot:
                 await type_line(pilot, "show me")
                 await wait_for(pilot, lambda: not app.chat.streaming and app.chat.renderer is None, timeout=60)
@@ -91,7 +95,7 @@ async def live_and_resumed(answer: str, thinking: str, cuts: list[int]) -> tuple
                 await settle(pilot)
                 live = conversation_lines(screen_text(app))
                 session = app.conversation.session_id
-            resumed = build_app(tmp, config=loop_config(server))
+            resumed = build_app(tmp, config=loop_config(server), settings=Settings({"ui.markdown": drawing}))
             resumed.conversation.open_session(session)
             async with resumed.run_test(size=SIZE) as pilot:
                 await settle(pilot)
@@ -115,5 +119,22 @@ async def live_and_resumed(answer: str, thinking: str, cuts: list[int]) -> tuple
 )
 def test_what_streamed_is_drawn_as_a_resume_draws_it(answer, thinking, cuts):
     live, again = asyncio.run(live_and_resumed(answer, thinking, cuts))
+    assert "show me" in " ".join(live)
+    assert live == again
+
+
+@settings(
+    max_examples=int(os.environ.get("TRACTUI_EQUIVALENCE_EXAMPLES", "8")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    answer=DOCUMENT,
+    thinking=PARAGRAPH,
+    cuts=st.lists(st.integers(min_value=1, max_value=60), min_size=1, max_size=12),
+)
+def test_the_public_textual_fallback_draws_what_streamed_as_a_resume_draws_it(answer, thinking, cuts):
+    """``ui.markdown public``: Textual's Markdown widget alone, fed by ``Markdown.append``."""
+    live, again = asyncio.run(live_and_resumed(answer, thinking, cuts, drawing="public"))
     assert "show me" in " ".join(live)
     assert live == again

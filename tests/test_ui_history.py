@@ -9,6 +9,7 @@ from ui_support import build_app, screen_text, settle
 from tractui.core.content import Content, TextBlock, ThinkingBlock
 from tractui.store.compile import summary_metadata
 from tractui.ui.history import BATCH_CHARS, entries, newest
+from tractui.ui.internals import watch_painted
 from tractui.ui.widgets.chat_log import ChatLog
 from tractui.ui.widgets.earlier import EarlierMessages
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
@@ -203,13 +204,7 @@ async def test_messages_inserted_above_leave_the_view_where_it_was_in_every_fram
         before = screen_text(app)
         assert before.splitlines()[0].startswith("line 105")
         frames: list[str] = []
-        display = app._display
-
-        def painted(screen, renderable):
-            display(screen, renderable)
-            frames.append(screen_text(app))
-
-        app._display = painted
+        watch_painted(app, lambda screen, renderable: frames.append(screen_text(app)))
         oldest = chat.children[0]
         await chat.insert_above([Static(f"line {i}") for i in range(100)], before=oldest)
         await pilot.pause()

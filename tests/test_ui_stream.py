@@ -7,9 +7,9 @@ from ui_support import FakeClock, build_app, chat_stream, loop_config, screen_te
 
 from tractui.core.events import ThinkingDelta
 from tractui.core.tokens import count_tokens
+from tractui.ui.internals import capture_strips as capture
 from tractui.ui.widgets.answer import AnswerView
 from tractui.ui.widgets.footer import GaugeFooter
-from tractui.ui.widgets.frozen import capture
 from tractui.ui.widgets.message import AssistantMessage, StatusLine, UserMessage
 from tractui.ui.widgets.thinking import ThinkingView
 from tractui.ui.widgets.tool_call import ToolCallView

@@ -16,6 +16,7 @@ from tractui.providers.demo import DemoProvider
 from tractui.providers.transport import ProviderConfig
 from tractui.store.history import HistoryStore
 from tractui.ui.app import TractApp
+from tractui.ui.internals import screen_strips
 
 DEMO = ProviderConfig(provider="demo", model="demo")
 
@@ -74,7 +75,7 @@ async def type_line(pilot: Any, text: str, *, enter: bool = True) -> None:
 def screen_text(app: TractApp) -> str:
     """What the terminal would show, as plain text, line by line."""
     lines = []
-    for strip in app.screen._compositor.render_strips():
+    for strip in screen_strips(app.screen):
         lines.append("".join(segment.text for segment in strip))
     return "\n".join(lines)
 

@@ -141,6 +141,15 @@ SPECS: tuple[SettingSpec, ...] = (
         False,
         "The stream starts inside a think block (template put <think> in the prompt).",
     ),
+    _spec(
+        "ui.markdown",
+        "enum",
+        "fast",
+        "How answers are drawn: fast (finished parts drawn from captured lines) or public (Textual's "
+        "Markdown widget alone, no private Textual API: for a Textual upgrade that moved what fast uses).",
+        choices=("fast", "public"),
+        display=True,
+    ),
     _spec("context-limit", "int", 128000, "The model's context window in tokens.", minimum=256),
     _spec(
         "compression-threshold",

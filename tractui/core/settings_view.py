@@ -18,6 +18,7 @@ ThinkingDisplay = Literal["auto", "summarized", "omitted"]
 StripPolicy = Literal["all", "allButLast", "none"]
 FieldName = Literal["reasoning_content", "reasoning"]
 SummaryDetail = Literal["auto", "concise", "detailed", "none"]
+MarkdownDrawing = Literal["fast", "public"]
 
 
 def field_name(key: str) -> str:
@@ -43,6 +44,7 @@ class SettingsView:
     reasoning_tags: tuple[str, ...]
     reasoning_tags_anywhere: bool
     reasoning_starts_in_thinking: bool
+    ui_markdown: MarkdownDrawing
     context_limit: int
     compression_threshold: float
     max_tokens: int | None

@@ -94,10 +94,16 @@ def newest(pending: list[Entry], budget: int = BATCH_CHARS) -> int:
 
 
 def widget_for(
-    entry: Entry, count_tokens: Callable[[str], int], clock: Callable[[], float], *, folded: bool = False
+    entry: Entry,
+    count_tokens: Callable[[str], int],
+    clock: Callable[[], float],
+    *,
+    folded: bool = False,
+    public: bool = False,
 ) -> Widget:
     """The widget that draws ``entry``, built whole so that it mounts in one go;
-    its thinking ``folded`` when the user folded all thinking."""
+    its thinking ``folded`` when the user folded all thinking, its answers drawn with
+    public Textual only when ``public`` (``ui.markdown``)."""
     if entry.kind == "user":
         return UserMessage(sanitize(entry.commits[0].content.text)).set_class(entry.dim, "-compacted")
     if entry.kind == "summary":
@@ -110,15 +116,15 @@ def widget_for(
         if commit.kind == "tool":
             _answer_calls(commit, parts)
             continue
-        parts.extend(_parts(commit, count_tokens, clock, folded))
+        parts.extend(_parts(commit, count_tokens, clock, folded, public))
         if commit.kind == "assistant":
             statuses.extend(_statuses(commit))
-    reply = AssistantMessage(count_tokens, clock, parts=parts, statuses=statuses)
+    reply = AssistantMessage(count_tokens, clock, parts=parts, statuses=statuses, public_markdown=public)
     return reply.set_class(entry.dim, "-compacted")
 
 
 def _parts(
-    commit: Commit, count_tokens: Callable[[str], int], clock: Callable[[], float], folded: bool
+    commit: Commit, count_tokens: Callable[[str], int], clock: Callable[[], float], folded: bool, public: bool
 ) -> list[Widget]:
     from tractui.core.content import TextBlock, ThinkingBlock, ToolCallBlock
 
@@ -135,7 +141,7 @@ def _parts(
                     view.toggle_fold()
                 parts.append(view)
         elif isinstance(block, TextBlock):
-            parts.append(AnswerView(sanitize(block.text)))
+            parts.append(AnswerView(sanitize(block.text), public=public))
         elif isinstance(block, ToolCallBlock):
             parts.append(ToolCallView(sanitize(block.name), arguments=sanitize(block.arguments), call_id=block.id))
     return parts

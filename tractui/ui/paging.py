@@ -31,7 +31,7 @@ class HistoryPager:
         """The user scrolled to within a screen of the oldest message drawn."""
         return bool(self.earlier) and not self.drawing and not chat.following and chat.scroll_y < chat.size.height
 
-    async def show(self, chat: ChatLog, chain: list[Commit], *, batch: int, folded: bool) -> None:
+    async def show(self, chat: ChatLog, chain: list[Commit], *, batch: int, folded: bool, public: bool) -> None:
         """Draw the newest messages of ``chain`` above what the view holds, with the marker
         that counts the ones further up."""
         from tractui.ui import history  # Markdown and the store's chain rules: after the first frame
@@ -42,12 +42,15 @@ class HistoryPager:
         marker = EarlierMessages()
         widgets = [
             marker,
-            *(history.widget_for(entry, self._count, self._clock, folded=folded) for entry in pending[start:]),
+            *(
+                history.widget_for(entry, self._count, self._clock, folded=folded, public=public)
+                for entry in pending[start:]
+            ),
         ]
         await chat.mount_all(widgets, before=chat.children[0] if chat.children else None)
         marker.show_count(len(self.earlier))
 
-    async def show_earlier(self, chat: ChatLog, *, batch: int, folded: bool) -> None:
+    async def show_earlier(self, chat: ChatLog, *, batch: int, folded: bool, public: bool) -> None:
         """Draw a batch of older messages above the oldest one shown, one message at a
         time so that keys and scrolling are handled in between."""
         if not self.earlier or self.drawing:
@@ -61,7 +64,7 @@ class HistoryPager:
             while self.earlier and drawn < batch:
                 entry = self.earlier.pop()
                 drawn += entry.size
-                widget = history.widget_for(entry, self._count, self._clock, folded=folded)
+                widget = history.widget_for(entry, self._count, self._clock, folded=folded, public=public)
                 # show() drew at least one message after the marker, the oldest shown
                 oldest = chat.children[chat.children.index(marker) + 1]
                 await chat.insert_above([widget], before=oldest)

@@ -266,13 +266,24 @@ class ChatScreen(Screen[None]):
         if not initial:
             await chat.remove_children()
         await chat.query(".loading").remove()
-        await self.pager.show(chat, self.conversation.history(), batch=self._batch_chars(), folded=self.thinking_folded)
+        await self.pager.show(
+            chat,
+            self.conversation.history(),
+            batch=self._batch_chars(),
+            folded=self.thinking_folded,
+            public=self._public_markdown,
+        )
         chat.jump_to_end()
         self.call_after_refresh(self._refresh_footer)  # the messages first: the gauge reads the whole chain
 
     def _refresh_footer(self) -> None:
         self.refresh_gauge()
         self.refresh_totals()
+
+    @property
+    def _public_markdown(self) -> bool:
+        """Answers drawn with public Textual only (``ui.markdown public``)."""
+        return self.settings.view.ui_markdown == "public"
 
     def _batch_chars(self) -> int:
         """Text drawn per batch of history: enough to fill the screen a few times over."""
@@ -282,7 +293,12 @@ class ChatScreen(Screen[None]):
 
     async def show_earlier(self) -> None:
         # after Ctrl+T folded all thinking, older thinking comes folded too
-        await self.pager.show_earlier(self.query_one(ChatLog), batch=self._batch_chars(), folded=self.thinking_folded)
+        await self.pager.show_earlier(
+            self.query_one(ChatLog),
+            batch=self._batch_chars(),
+            folded=self.thinking_folded,
+            public=self._public_markdown,
+        )
 
     @on(EarlierMessages.Pressed)
     @on(ChatLog.ScrolledPastTop)
@@ -350,7 +366,7 @@ class ChatScreen(Screen[None]):
     async def start_reply(self, stream: Callable[[], AsyncIterator[TurnEvent]]) -> None:
         """Mount a reply and stream into it in a worker."""
         chat = self.query_one(ChatLog)
-        message = AssistantMessage(self.count, self.clock)
+        message = AssistantMessage(self.count, self.clock, public_markdown=self._public_markdown)
         await chat.mount(message)
         chat.jump_to_end()
         renderer = ReplyRenderer(message, self.clock)
@@ -413,6 +429,8 @@ class ChatScreen(Screen[None]):
             return
         if key == "reasoning.includeInResponse":
             self._apply_thinking_visibility()
+        elif key == "ui.markdown" and self._conversation is not None and not self.streaming:
+            self.run_worker(self.show_history(), group="redraw")  # every answer drawn the new way
         elif self._conversation is not None and not self.streaming:
             self.refresh_gauge()  # limit, threshold, reserve and policy all move the gauge
 

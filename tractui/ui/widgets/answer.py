@@ -9,6 +9,10 @@ replaced by the lines it drew, added to the ``FrozenSegment`` just before it
 when there is one, so each frame lays out only the growing segment and one
 widget for the rest, not hundreds of finished block widgets, and the blocks'
 widgets are freed.
+
+``public``: one Textual ``Markdown`` widget fed by ``Markdown.append`` and
+nothing else (``/set ui.markdown public``): no segments, no capture, no
+private Textual API, for a Textual upgrade that moved what the fast path uses.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from textual.widget import Widget
 from tractui.ui.widgets.column import Column
 
 if TYPE_CHECKING:
+    from textual.widgets import Markdown
+
     from tractui.ui.widgets.answer_segment import AnswerSegment
 
 FREEZE_TRIES = 40  # runs of the capture queue (0.05 s apart) a segment may wait to be laid out; then it stays live
@@ -132,8 +138,10 @@ def safe_cut(text: str, start: int) -> int:
 
 
 class AnswerView(Column):
-    def __init__(self, text: str = "") -> None:
-        super().__init__(classes="answer")
+    def __init__(self, text: str = "", *, public: bool = False) -> None:
+        super().__init__(classes="answer -public" if public else "answer")
+        self.public = public
+        self._markdown: Markdown | None = None  # the public path's one widget
         self._written: list[str] = []
         self._open = ""  # the source of the last segment
         self._segment: AnswerSegment | None = None  # the growing one
@@ -146,7 +154,8 @@ class AnswerView(Column):
         return self._initial + "".join(self._written)
 
     async def on_mount(self) -> None:
-        self.watch(self.app, "theme", lambda: self.thaw(), init=False)
+        if not self.public:
+            self.watch(self.app, "theme", lambda: self.thaw(), init=False)
         if self._initial:  # history: whole text at once, cut the same way as a stream
             text, self._initial = self._initial, ""
             await self.write(text)
@@ -156,6 +165,9 @@ class AnswerView(Column):
         if not fragment:
             return
         self._written.append(fragment)
+        if self.public:
+            await self._append_public(fragment)
+            return
         while fragment:
             before = len(self._open)
             self._open += fragment
@@ -167,6 +179,14 @@ class AnswerView(Column):
             fragment = self._open[cut:]
             self._open = ""
             await self.finish()
+
+    async def _append_public(self, fragment: str) -> None:
+        if self._markdown is None:
+            from textual.widgets import Markdown  # after the app's first frame, as on the fast path
+
+            self._markdown = Markdown(classes="answer-public")
+            await self.mount(self._markdown)
+        await self._markdown.append(fragment)
 
     async def _append(self, fragment: str) -> None:
         if not fragment:
@@ -181,7 +201,7 @@ class AnswerView(Column):
 
     async def finish(self) -> None:
         """Close the growing segment: it is drawn from its lines once laid out."""
-        if self._segment is not None:
+        if self._segment is not None and not self.public:
             self._freeze_later(self._segment)
             self._segment = None
 
@@ -208,9 +228,10 @@ class AnswerView(Column):
             return False
         if any(block.is_scrollable and block.max_scroll_x > 0 for block in segment.walk_children(Widget)):
             return True  # code wider than the view scrolls sideways: only a live segment can
-        from tractui.ui.widgets.frozen import FrozenSegment, capture
+        from tractui.ui.internals import capture_strips
+        from tractui.ui.widgets.frozen import FrozenSegment
 
-        strips = capture(segment)
+        strips = capture_strips(segment)
         place = self.children.index(segment)
         previous = next(
             (child for child in reversed(self.children[:place]) if child.display), None
@@ -238,6 +259,8 @@ class AnswerView(Column):
                 self._freeze_later(segment)
 
     def on_resize(self) -> None:
+        if self.public:
+            return  # Textual's Markdown redraws itself
         width = self.size.width
         if width != self._width:
             if self._width:

@@ -7,16 +7,14 @@ first answer, not before the app's first frame.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import cast
 
 from markdown_it import MarkdownIt
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.css.styles import RenderStyles
-from textual.dom import DOMNode
 from textual.widgets import Label, Markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
+from tractui.ui.internals import highlighted_code
 from tractui.ui.widgets.column import LaidOut, StackHeight
 
 # Textual exports only some block classes; the rest are reached through Markdown.BLOCKS
@@ -37,56 +35,20 @@ def _highlighted(code: str, language: str, ansi: bool, dark: bool) -> Content:
     return MarkdownFence.highlight(code, language, ansi=ansi, dark=dark)
 
 
-class DrawnComponents:
-    """Mixin for a block whose component styles are resolved when first drawn.
-
-    Textual resolves every component class of a widget when it is mounted,
-    each through a node of its own matched against the whole stylesheet: a
-    Markdown block has four (``em``, ``strong``, ``s``, ``code_inline``), and
-    they were most of the cost of mounting one. Most blocks use none of
-    them; here each is resolved the first time the block's text asks for it,
-    and again after the block's styles change (a theme, a pseudo-class).
-    Listed before the widget class, like ``LaidOut``.
-    """
-
-    @classmethod
-    def _get_component_classes(cls) -> frozenset[str]:
-        return frozenset()  # what the stylesheet resolves on mount: nothing
-
-    def get_component_styles(self, *names: str) -> RenderStyles:
-        node = cast(MarkdownBlock, self)
-        declared = super(DrawnComponents, type(node))._get_component_classes()  # type: ignore[misc]
-        for name in names:
-            if name in declared and name not in node._component_styles:
-                virtual = DOMNode(classes=name)  # as Textual resolves a component class
-                virtual._attach(node)
-                node.app.stylesheet.apply(virtual)
-                node._component_styles[name] = virtual.styles
-        return cast(RenderStyles, super().get_component_styles(*names))  # type: ignore[misc]
-
-    def notify_style_update(self) -> None:
-        node = cast(MarkdownBlock, self)
-        if node._component_styles:
-            node._component_styles.clear()
-            node.refresh()  # text drawn with the old component styles
-        super().notify_style_update()  # type: ignore[misc]
-
-
 def _laid_out(block: type[MarkdownBlock]) -> type[MarkdownBlock]:
-    """``block`` sized by layout alone (see ``LaidOut``) with its component styles
-    resolved when drawn (``DrawnComponents``), under the same name for CSS."""
-    return type(block.__name__, (DrawnComponents, LaidOut, block), {"__doc__": block.__doc__})
+    """``block`` sized by layout alone (see ``LaidOut``), under the same name for CSS."""
+    return type(block.__name__, (LaidOut, block), {"__doc__": block.__doc__})
 
 
 class CodeLabel(LaidOut, Label):
     """The highlighted code inside a fence; it grows as a streamed fence does."""
 
 
-class Fence(DrawnComponents, StackHeight, MarkdownFence):  # type: ignore[misc]  # see DrawnComponents
+class Fence(StackHeight, MarkdownFence):
     """A code block, measured from its code alone (see ``column``)."""
 
     def compose(self) -> ComposeResult:
-        yield CodeLabel(self._highlighted_code, id="code-content", expand=True)
+        yield CodeLabel(highlighted_code(self), id="code-content", expand=True)
 
     @classmethod
     def highlight(cls, code: str, language: str, ansi: bool = False, dark: bool = False) -> Content:
@@ -95,15 +57,15 @@ class Fence(DrawnComponents, StackHeight, MarkdownFence):  # type: ignore[misc] 
         return _highlighted(code, language, ansi, dark)
 
 
-class BlockQuote(DrawnComponents, StackHeight, _QUOTE):  # type: ignore[misc, valid-type]
+class BlockQuote(StackHeight, _QUOTE):  # type: ignore[misc, valid-type]
     """A quote, measured from its blocks alone."""
 
 
-class BulletList(DrawnComponents, StackHeight, _BULLETS):  # type: ignore[misc, valid-type]
+class BulletList(StackHeight, _BULLETS):  # type: ignore[misc, valid-type]
     """A bullet list, measured from its items alone."""
 
 
-class OrderedList(DrawnComponents, StackHeight, _NUMBERS):  # type: ignore[misc, valid-type]
+class OrderedList(StackHeight, _NUMBERS):  # type: ignore[misc, valid-type]
     """A numbered list, measured from its items alone."""
 
 

@@ -18,6 +18,7 @@ from textual.layout import DockArrangeResult
 from textual.message import Message
 from textual.widget import Widget
 
+from tractui.ui.internals import anchor_released
 from tractui.ui.streaming.settle import settle
 from tractui.ui.widgets.column import LaidOut
 
@@ -44,7 +45,7 @@ class ChatLog(LaidOut, VerticalScroll):
     @property
     def following(self) -> bool:
         """True while the view sticks to the newest content."""
-        return self.max_scroll_y - self.scroll_y <= 1 or not self._anchor_released
+        return self.max_scroll_y - self.scroll_y <= 1 or not anchor_released(self)
 
     def jump_to_end(self) -> None:
         self.anchor()

@@ -17,23 +17,11 @@ from __future__ import annotations
 
 from rich.segment import Segment
 from rich.style import Style
-from textual._compositor import Compositor
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
-
-
-def capture(widget: Widget) -> list[Strip]:
-    """The lines ``widget`` and its children draw at their current layout.
-
-    A compositor of its own lays the subtree out at the widget's size and
-    renders all of it, including the part scrolled out of view.
-    """
-    compositor = Compositor()
-    compositor.reflow(widget, widget.outer_size)
-    return compositor.render_strips()
 
 
 class FrozenSegment(Widget):

@@ -75,8 +75,10 @@ class AssistantMessage(Column):
         *,
         parts: Sequence[Widget] = (),
         statuses: Sequence[StatusLine] = (),
+        public_markdown: bool = False,
     ) -> None:
         super().__init__(classes="assistant-message")
+        self.public_markdown = public_markdown  # answers drawn with public Textual only (ui.markdown)
         self._count = count_tokens
         self._clock = clock
         self.parts: list[Widget] = list(parts)
@@ -113,7 +115,7 @@ class AssistantMessage(Column):
         if isinstance(last, AnswerView) and not text:
             return last
         self.end_thinking()
-        return await self._add(AnswerView(text))  # type: ignore[return-value]
+        return await self._add(AnswerView(text, public=self.public_markdown))  # type: ignore[return-value]
 
     async def redacted(self, text: str = RedactedMarker.REDACTED) -> None:
         self.end_thinking()

@@ -1,0 +1,130 @@
+"""Canaries: one per reach into Textual's internals (``tractui/ui/internals.py``) and per public
+hook whose override depends on Textual's layout behaviour. Each fails with a message that says
+what moved, so a Textual upgrade is raised on purpose (pyproject pins the minor series)."""
+
+from __future__ import annotations
+
+import textual
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.reactive import Reactive
+from textual.widget import Widget
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownFence
+
+from tractui.ui import internals
+from tractui.ui.widgets.chat_log import ChatLog
+from tractui.ui.widgets.column import Column, LaidOut
+
+MOVED = f"Textual {textual.__version__} moved what tractui/ui/internals.py relies on: "
+
+
+class _Lines(App[None]):
+    CSS = "#column { height: auto; } #md { height: auto; }"
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="log"):
+            yield Column(*(Static(f"line {i}") for i in range(40)), id="column")
+        yield Markdown("```python\nx = 1\n```", id="md")
+
+
+async def test_capture_strips_draws_a_subtree_scrolled_out_of_view_too():
+    app = _Lines()
+    async with app.run_test(size=(30, 10)) as pilot:
+        await pilot.pause()
+        strips = internals.capture_strips(app.query_one("#column"))
+        texts = [strip.text.strip() for strip in strips]
+        assert texts[0] == "line 0" and texts[-1] == "line 39", MOVED + "Compositor.reflow / render_strips"
+
+
+async def test_screen_strips_are_the_lines_on_screen():
+    app = _Lines()
+    async with app.run_test(size=(30, 10)) as pilot:
+        await pilot.pause()
+        strips = internals.screen_strips(app.screen)
+        assert len(strips) == 10 and strips[0].text.strip() == "line 0", MOVED + "Screen._compositor.render_strips"
+
+
+async def test_anchor_released_says_the_user_scrolled_away_from_the_end():
+    app = _Lines()
+    async with app.run_test(size=(30, 10)) as pilot:
+        log = app.query_one("#log", VerticalScroll)
+        log.anchor()
+        await pilot.pause()
+        assert internals.anchor_released(log) is False, MOVED + "Widget._anchor_released"
+        log.scroll_to(y=0, animate=False, immediate=True)
+        await pilot.pause()
+        assert internals.anchor_released(log) is True, MOVED + "Widget._anchor_released (set on scrolling away)"
+
+
+async def test_highlighted_code_is_the_fences_highlighted_content():
+    app = _Lines()
+    async with app.run_test(size=(30, 10)) as pilot:
+        await pilot.pause()
+        fence = app.query_one(MarkdownFence)
+        code = internals.highlighted_code(fence)
+        assert code.plain.strip() == "x = 1", MOVED + "MarkdownFence._highlighted_code"
+        assert code.spans, MOVED + "MarkdownFence._highlighted_code is no longer highlighted"
+
+
+async def test_watch_painted_sees_each_update_and_painted_rows_reads_it():
+    app = _Lines()
+    rows: list[str] = []
+
+    def painted(screen, renderable) -> None:
+        if renderable is not None:
+            rows.extend(s.text for line in internals.painted_rows(renderable, 0, 10) for s in line)
+
+    async with app.run_test(size=(30, 10)) as pilot:
+        await pilot.pause()
+        internals.watch_painted(app, painted)
+        app.query_one("#column").children[0].update("changed")  # type: ignore[attr-defined]
+        await pilot.pause()
+        await pilot.pause()
+        assert any("changed" in row for row in rows), MOVED + "App._display or ChopsUpdate.chops/spans"
+
+
+async def test_send_key_reaches_the_focused_widget():
+    pressed: list[str] = []
+
+    class Keys(App[None]):
+        def on_key(self, event) -> None:
+            pressed.append(event.key)
+
+    app = Keys()
+    async with app.run_test() as pilot:
+        internals.send_key(app, "z")
+        await pilot.pause()
+        await pilot.pause()
+        assert pressed == ["z"], MOVED + "App._driver.send_message"
+
+
+def test_virtual_size_is_a_reactive_laid_out_overrides():
+    """``LaidOut`` redeclares it without ``layout=True``: the override only means something while
+    Textual's own is a reactive that asks for a layout."""
+    own = Widget.__dict__.get("virtual_size")
+    assert isinstance(own, Reactive) and own._layout, MOVED + "Widget.virtual_size (a layout reactive)"
+    assert isinstance(LaidOut.__dict__["virtual_size"], Reactive)
+    assert LaidOut.__dict__["virtual_size"]._layout is False
+
+
+async def test_arrange_is_what_a_layout_pass_asks_a_scroll_container():
+    """``ChatLog.arrange`` sets the scroll offset inside the layout pass: Textual must still lay a
+    scroll view's children out through ``arrange``."""
+    calls: list[Size] = []
+
+    class Counted(ChatLog):
+        def arrange(self, size: Size, optimal: bool = False):  # type: ignore[no-untyped-def]
+            calls.append(size)
+            return super().arrange(size, optimal)
+
+    class Log(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Counted()
+
+    app = Log()
+    async with app.run_test(size=(30, 10)) as pilot:
+        await app.query_one(Counted).mount_all([Static(f"line {i}") for i in range(5)])
+        await pilot.pause()
+        assert calls, MOVED + "Widget.arrange (no longer called by the layout pass)"
