@@ -50,3 +50,22 @@ async def test_each_frame_of_a_streamed_answer_is_laid_out_once(tmp_path):
         )  # the paragraph, then a growing fence
 
     assert (await _layouts_per_frame(tmp_path, write))[1:] == [1] * 5
+
+
+async def test_the_conversation_is_as_wide_with_a_scrollbar_as_without(tmp_path):
+    """A width that moved with the scrollbar resized every answer when it came or went: finished
+    parts were drawn again at the other width, and a capture of them hid the scrollbar again
+    (a loop that blanked the answer on screen, frame after frame, in a real terminal)."""
+    from textual.widgets import Static
+
+    app = build_app(tmp_path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        chat = app.query_one("#chat")
+        await chat.mount(Static("short", id="probe"))
+        await pilot.pause()
+        assert not chat.show_vertical_scrollbar
+        narrow = app.query_one("#probe").size.width
+        await chat.mount_all([Static(f"line {i}") for i in range(40)])
+        await pilot.pause()
+        assert chat.show_vertical_scrollbar
+        assert app.query_one("#probe").size.width == narrow
