@@ -303,3 +303,21 @@ async def test_ui_markdown_public_draws_answers_with_textuals_markdown_alone_and
         assert not app.query(".answer-public")  # the view was drawn again, the fast way
         assert app.query(AnswerSegment) or app.query(FrozenSegment)
         assert "show me a long answer" in [u.text for u in app.query("UserMessage")]  # type: ignore[attr-defined]
+
+
+async def test_code_wider_than_the_view_has_a_bar_under_it_and_narrow_code_none(tmp_path):
+    wide = "result = compute(" + ", ".join(f"arg{i}" for i in range(30)) + ")"
+    source = f"Before.\n\n```python\n{wide}\n```\n\n```python\nshort = 1\n```\n\nAfter.\n"
+    app = build_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = AnswerView(source)
+        await app.query_one("#chat").mount(view)
+        await pilot.pause()
+        await pilot.pause(0.3)
+        first, second = view.query("MarkdownFence")
+        assert first.show_horizontal_scrollbar and first.max_scroll_x > 0  # the cut line says it goes on
+        assert first.outer_size.height == second.outer_size.height + 1  # with a bar of its own, a row high
+        assert not second.show_horizontal_scrollbar
+        first.scroll_to(x=first.max_scroll_x, animate=False, immediate=True)  # and the rest can be reached
+        await pilot.pause()
+        assert "arg29)" in "\n".join(strip.text for strip in capture(first))

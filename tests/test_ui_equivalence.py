@@ -47,8 +47,9 @@ LIST = st.tuples(ITEMS, ITEMS, st.booleans()).map(
 TABLE = st.lists(st.tuples(WORD, WORD), min_size=1, max_size=4).map(
     lambda rows: "| name | what |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 )
-FENCE = st.tuples(
-    st.sampled_from(["python", "rust", ""]), st.lists(st.lists(WORD, max_size=6), min_size=1, max_size=5)
+FENCE = st.tuples(  # a code line may be wider than the view: it scrolls sideways under a bar
+    st.sampled_from(["python", "rust", ""]),
+    st.lists(st.lists(st.one_of(WORD, LONG), max_size=6), min_size=1, max_size=5),
 ).map(lambda t: f"```{t[0]}\n" + "\n".join("    " + " ".join(line) for line in t[1]) + "\n```")
 QUOTE = PARAGRAPH.map(lambda p: "> " + p)
 RULE = st.just("---")

@@ -2,7 +2,9 @@
 at most once a frame, paced by what the screen has painted.
 
 The loop belongs to the screen that shows the reply; it knows that screen only
-as a Textual node (for timers and refresh callbacks) and two callbacks.
+as a Textual node and two callbacks. Its timer and its refresh callbacks run
+on the app's message queue, never the screen's: a frame waits until the screen
+has painted, which the screen's own queue does.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ class FrameLoop:
     ) -> None:
         """Stream into ``renderer`` until the reply ends or is cancelled; then finish it and
         call ``then``, unless a newer reply took over meanwhile."""
-        timer = self._node.set_interval(FRAME, self.frame)
+        timer = self._node.app.set_interval(FRAME, self.frame)
         clock = time.perf_counter
         next_frame = clock() + FRAME
         budgets = FrameBudgets()
@@ -70,11 +72,14 @@ class FrameLoop:
                     budgets.frame_took(shown, clock() - started)
                     next_frame = clock() + FRAME
         finally:
-            timer.stop()
-            if self.renderer is renderer:
-                async with self._lock:  # after a frame the timer may have begun
+            async with self._lock:
+                # a frame the timer began ends first: stopping a timer cancels its task, and a
+                # frame cancelled halfway through drawing loses what it took from the renderer
+                timer.stop()
+                if self.renderer is renderer:
                     with self._node.app.batch_update():
                         await renderer.finish()
+            if self.renderer is renderer:
                 self.renderer = None
                 await then()
 
@@ -111,7 +116,7 @@ class FrameLoop:
         the last token. Keys are handled while waiting.
         """
         painted: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._node.call_after_refresh(settle, painted)
+        self._node.app.call_after_refresh(settle, painted)
         await asyncio.wait([painted], timeout=PAINT_WAIT)
 
     async def tick(self) -> None:

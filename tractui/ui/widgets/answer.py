@@ -238,10 +238,9 @@ class AnswerView(Column):
         )  # past captured ones
         if isinstance(previous, FrozenSegment) and previous.captured_width == width:
             previous.extend(strips, segment.source)
-            _drop(segment)  # its lines are drawn by the frozen widget from now on
         else:
-            frozen = FrozenSegment(strips, width, segment.source, replaced=lambda: _drop(segment))
-            self.mount(frozen, before=segment)
+            self.mount(FrozenSegment(strips, width, segment.source), before=segment)
+        _drop(segment)  # its lines are drawn by the frozen widget from now on
         return True
 
     def thaw(self) -> None:

@@ -15,8 +15,6 @@ made every garbage collection longer.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from rich.segment import Segment
 from rich.style import Style
 from textual.cache import LRUCache
@@ -31,24 +29,14 @@ class FrozenSegment(Widget):
 
     DEFAULT_CSS = "FrozenSegment { height: auto; }"
 
-    def __init__(
-        self, strips: list[Strip], width: int, source: str, *, replaced: Callable[[], None] | None = None
-    ) -> None:
+    def __init__(self, strips: list[Strip], width: int, source: str) -> None:
         super().__init__(classes="answer-frozen")
-        self._replaced = replaced  # takes the captured segment away once this one can be laid out
         self._rows: list[tuple[list[Segment], int]] = []
         self._lines: list[str] = []
         self.captured_width = width
         self.sources: list[str] = []  # one per captured segment, each drawn again on its own when thawed
         self._selected: LRUCache[int, Strip] = LRUCache(256)
         self._add(strips, source)
-
-    def on_mount(self) -> None:
-        """The captured segment goes in the same layout pass that places this one: hidden before,
-        a frame would show neither."""
-        if self._replaced is not None:
-            self._replaced()
-            self._replaced = None
 
     def extend(self, strips: list[Strip], source: str) -> None:
         """Add the lines of the segment that follows, captured at the same width."""
