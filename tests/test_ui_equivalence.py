@@ -17,7 +17,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from loopback import LoopbackServer, sse
+from loopback import LoopbackServer, encode_sse, sse
 from ui_support import build_app, chat_stream, loop_config, screen_text, settle, type_line, wait_for
 
 from tractui.core.settings import Settings
@@ -78,12 +78,39 @@ def conversation_lines(screen: str) -> list[str]:
     return lines
 
 
+def calling(thinking: list[str], text: list[str], name: str, arguments: str) -> bytes:
+    """A reply that thinks, says something and calls a tool (one nobody offered: the loop answers
+    it with an error result and asks again)."""
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "loop-model"}
+
+    def delta(d: dict, finish: str | None = None) -> dict:
+        return {**base, "choices": [{"index": 0, "delta": d, "finish_reason": finish}]}
+
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": name, "arguments": ""}}
+    chunks = [delta({"reasoning_content": p}) for p in thinking] + [delta({"content": p}) for p in text]
+    chunks += [delta({"tool_calls": [call]})]
+    chunks += [delta({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}) for p in pieces(arguments, [7])]
+    chunks.append(delta({}, "tool_calls"))
+    return encode_sse(chunks)
+
+
 async def live_and_resumed(
-    answer: str, thinking: str, cuts: list[int], drawing: str = "fast"
+    answer: str,
+    thinking: str,
+    cuts: list[int],
+    drawing: str = "fast",
+    call: tuple[str, str, str] | None = None,
 ) -> tuple[list[str], list[str]]:
+    """The conversation drawn live and then resumed; ``call`` (text before it, tool name,
+    arguments): the reply first calls a tool, and ``answer`` comes after the tool result."""
     server = LoopbackServer()
     await server.start()
-    server.add(sse(chat_stream(pieces(thinking, cuts), pieces(answer, cuts)), seed=None))
+    if call is None:
+        server.add(sse(chat_stream(pieces(thinking, cuts), pieces(answer, cuts)), seed=None))
+    else:
+        before, name, arguments = call
+        server.add(sse(calling(pieces(thinking, cuts), pieces(before, cuts), name, arguments), seed=None))
+        server.add(sse(chat_stream([], pieces(answer, cuts)), seed=None))
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
         try:
@@ -138,4 +165,25 @@ def test_the_public_textual_fallback_draws_what_streamed_as_a_resume_draws_it(an
     """``ui.markdown public``: Textual's Markdown widget alone, fed by ``Markdown.append``."""
     live, again = asyncio.run(live_and_resumed(answer, thinking, cuts, drawing="public"))
     assert "show me" in " ".join(live)
+    assert live == again
+
+
+@settings(
+    max_examples=int(os.environ.get("TRACTUI_EQUIVALENCE_EXAMPLES", "4")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    answer=DOCUMENT,
+    thinking=PARAGRAPH,
+    before=PARAGRAPH,
+    name=st.sampled_from(["get_weather", "search", "read_file"]),
+    arguments=st.sampled_from(['{"city": "Oslo"}', '{"query": "list reverse", "limit": 3}', "{}"]),
+    cuts=st.lists(st.integers(min_value=1, max_value=60), min_size=1, max_size=12),
+)
+def test_a_reply_with_a_tool_call_is_drawn_as_a_resume_draws_it(answer, thinking, before, name, arguments, cuts):
+    """Thinking, text, a tool call and its result, then the answer after it: one reply, live and resumed."""
+    live, again = asyncio.run(live_and_resumed(answer, thinking, cuts, call=(before, name, arguments)))
+    shown = "\n".join(live)
+    assert f"⚙ {name}" in shown and "not offered" in shown
     assert live == again
