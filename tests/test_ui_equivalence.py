@@ -4,7 +4,7 @@ conversation a fresh app draws from the stored history (a resume), line for line
 Generated Markdown answers (headings, nested lists, tables, fences with and
 without a language, blockquotes, rules, long words, paragraphs) are streamed
 over loopback HTTP in random pieces; a bounded number of examples runs in CI,
-more with ``TRACTUI_EQUIVALENCE_EXAMPLES=200 uv run pytest tests/test_ui_equivalence.py``.
+more with ``uv run python bench/equivalence.py`` (200 each).
 """
 
 from __future__ import annotations
