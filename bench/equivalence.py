@@ -50,7 +50,9 @@ def main() -> None:
         took = time.perf_counter() - started
         ok = run.returncode == 0
         failed += not ok
-        print(f"{name}: {examples} examples {'passed' if ok else 'FAILED'} in {took:.0f} s ({took / examples:.1f} s each)")
+        print(
+            f"{name}: {examples} examples {'passed' if ok else 'FAILED'} in {took:.0f} s ({took / examples:.1f} s each)"
+        )
         if not ok:
             print(run.stdout[-4000:])
     sys.exit(1 if failed else 0)
