@@ -394,8 +394,7 @@ class ModelServer:
         delta({}, "tool_calls" if calls else "stop")
         if self.usage:
             reasoning = COUNTER.count(thinking)
-            out = COUNTER.count(text) + reasoning
-            out += sum(COUNTER.count(n) + COUNTER.count(json.dumps(a)) for n, a in calls)
+            out = _answer_tokens(text, calls) + reasoning
             usage = {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": out,
@@ -408,12 +407,8 @@ class ModelServer:
     def _anthropic_reply(
         self, body: dict[str, Any], prompt_tokens: int, text: str, thinking: str, calls: list[tuple[str, Any]]
     ) -> Reply:
-        billed = COUNTER.count(thinking)
-        shown = thinking
-        if thinking and self.display == "summarized":
-            billed *= 2  # the model thought twice as much as the summary shows
-        elif self.display == "omitted":
-            shown = ""
+        billed = self._billed_thinking(thinking)
+        shown = "" if self.display == "omitted" else thinking
         events: list[dict[str, Any]] = [
             {
                 "type": "message_start",
@@ -449,7 +444,7 @@ class ModelServer:
                 {"type": "tool_use", "id": f"toolu_{self._served:08d}", "name": name, "input": {}},
                 {"type": "input_json_delta", "partial_json": json.dumps(arguments)},
             )
-        out = COUNTER.count(text) + billed + sum(COUNTER.count(n) + COUNTER.count(json.dumps(a)) for n, a in calls)
+        out = _answer_tokens(text, calls) + billed
         events.append(
             {
                 "type": "message_delta",
@@ -461,7 +456,8 @@ class ModelServer:
         return Reply(body=encode_sse(events, done=False, event_names=[e["type"] for e in events]), seed=None)
 
     def _billed_thinking(self, thinking: str) -> int:
-        """Thinking tokens billed: twice the shown summary when only a summary is shown."""
+        """Thinking tokens billed: twice the shown summary when only a summary is shown (the model
+        thought twice as much as it shows)."""
         billed = COUNTER.count(thinking)
         return billed * 2 if thinking and self.display == "summarized" else billed
 
@@ -487,7 +483,7 @@ class ModelServer:
                 part["thoughtSignature"] = signature
             chunk([part])
         thoughts = self._billed_thinking(thinking)
-        answer = COUNTER.count(text) + sum(COUNTER.count(n) + COUNTER.count(json.dumps(a)) for n, a in calls)
+        answer = _answer_tokens(text, calls)
         last: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]}, "index": 0}]}
         last["candidates"][0]["finishReason"] = "STOP"
         if self.usage:
@@ -533,7 +529,7 @@ class ModelServer:
             args = json.dumps(arguments)
             events.append({"type": "response.function_call_arguments.delta", "item_id": fid, "delta": args})
             events.append({"type": "response.output_item.done", "item": {**call, "arguments": args}})
-        out = COUNTER.count(text) + billed + sum(COUNTER.count(n) + COUNTER.count(json.dumps(a)) for n, a in calls)
+        out = _answer_tokens(text, calls) + billed
         completed: dict[str, Any] = {**response, "status": "completed"}
         if self.usage:
             completed["usage"] = {
@@ -545,6 +541,11 @@ class ModelServer:
             }
         events.append({"type": "response.completed", "response": completed})
         return Reply(body=encode_sse(events, done=False, event_names=[e["type"] for e in events]), seed=None)
+
+
+def _answer_tokens(text: str, calls: list[tuple[str, Any]]) -> int:
+    """Output tokens of a reply besides its thinking: the text and each call's name and arguments."""
+    return COUNTER.count(text) + sum(COUNTER.count(n) + COUNTER.count(json.dumps(a)) for n, a in calls)
 
 
 def _max_output(body: dict[str, Any]) -> int:

@@ -57,6 +57,18 @@ BLOCK = st.one_of(PARAGRAPH, HEADING, LIST, TABLE, FENCE, QUOTE, RULE)
 DOCUMENT = st.lists(BLOCK, min_size=1, max_size=7).map("\n\n".join)
 
 
+CUTS = st.lists(st.integers(min_value=1, max_value=60), min_size=1, max_size=12)  # where the stream is cut
+
+
+def examples(in_ci: int) -> settings:
+    """``in_ci`` generated examples, or ``TRACTUI_EQUIVALENCE_EXAMPLES`` (``bench/equivalence.py``)."""
+    return settings(
+        max_examples=int(os.environ.get("TRACTUI_EQUIVALENCE_EXAMPLES", str(in_ci))),
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
+
+
 def pieces(text: str, cuts: list[int]) -> list[str]:
     out, i, k = [], 0, 0
     while i < len(text):
@@ -135,32 +147,16 @@ async def live_and_resumed(
     return live, again
 
 
-@settings(
-    max_examples=int(os.environ.get("TRACTUI_EQUIVALENCE_EXAMPLES", "8")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-@given(
-    answer=DOCUMENT,
-    thinking=PARAGRAPH,
-    cuts=st.lists(st.integers(min_value=1, max_value=60), min_size=1, max_size=12),
-)
+@examples(8)
+@given(answer=DOCUMENT, thinking=PARAGRAPH, cuts=CUTS)
 def test_what_streamed_is_drawn_as_a_resume_draws_it(answer, thinking, cuts):
     live, again = asyncio.run(live_and_resumed(answer, thinking, cuts))
     assert "show me" in " ".join(live)
     assert live == again
 
 
-@settings(
-    max_examples=int(os.environ.get("TRACTUI_EQUIVALENCE_EXAMPLES", "8")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
-@given(
-    answer=DOCUMENT,
-    thinking=PARAGRAPH,
-    cuts=st.lists(st.integers(min_value=1, max_value=60), min_size=1, max_size=12),
-)
+@examples(8)
+@given(answer=DOCUMENT, thinking=PARAGRAPH, cuts=CUTS)
 def test_the_public_textual_fallback_draws_what_streamed_as_a_resume_draws_it(answer, thinking, cuts):
     """``ui.markdown public``: Textual's Markdown widget alone, fed by ``Markdown.append``."""
     live, again = asyncio.run(live_and_resumed(answer, thinking, cuts, drawing="public"))
@@ -168,18 +164,14 @@ def test_the_public_textual_fallback_draws_what_streamed_as_a_resume_draws_it(an
     assert live == again
 
 
-@settings(
-    max_examples=int(os.environ.get("TRACTUI_EQUIVALENCE_EXAMPLES", "4")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@examples(4)
 @given(
     answer=DOCUMENT,
     thinking=PARAGRAPH,
     before=PARAGRAPH,
     name=st.sampled_from(["get_weather", "search", "read_file"]),
     arguments=st.sampled_from(['{"city": "Oslo"}', '{"query": "list reverse", "limit": 3}', "{}"]),
-    cuts=st.lists(st.integers(min_value=1, max_value=60), min_size=1, max_size=12),
+    cuts=CUTS,
 )
 def test_a_reply_with_a_tool_call_is_drawn_as_a_resume_draws_it(answer, thinking, before, name, arguments, cuts):
     """Thinking, text, a tool call and its result, then the answer after it: one reply, live and resumed."""

@@ -201,7 +201,7 @@ class AnswerView(Column):
 
     async def finish(self) -> None:
         """Close the growing segment: it is drawn from its lines once laid out."""
-        if self._segment is not None and not self.public:
+        if self._segment is not None:  # never on the public path: it has no segments
             self._freeze_later(self._segment)
             self._segment = None
 
