@@ -11,7 +11,7 @@ from textual.widgets import Markdown
 from ui_support import build_app
 
 from tractui.ui.internals import capture_strips as capture
-from tractui.ui.widgets.answer import SEGMENT_CHARS, AnswerView, safe_cut
+from tractui.ui.widgets.answer import LONG_LINE, SEGMENT_CHARS, AnswerView, line_cut, safe_cut
 from tractui.ui.widgets.answer_segment import AnswerSegment
 from tractui.ui.widgets.frozen import FrozenSegment
 from tractui.ui.widgets.message import AssistantMessage
@@ -24,6 +24,42 @@ def test_safe_cut_opens_segments_only_at_paragraphs_outside_fences():
     assert text[safe_cut(text, 0) :] == "next"  # not in the fence, nor before a list, indented text, heading or quote
     assert safe_cut("```\nopen fence\n\nstill code", 0) == -1
     assert safe_cut("para\n\n", 0) == -1  # the next block is not known yet
+
+
+def test_line_cut_cuts_only_a_paragraph_on_one_long_line_between_words():
+    line = "word " * (LONG_LINE // 5 + 10)
+    cut = line_cut("intro\n\n" + line)
+    assert cut == len("intro\n\n") + LONG_LINE + 5  # just past the first space at LONG_LINE, before a letter
+    assert line_cut(line[:LONG_LINE]) == -1  # not that long yet
+    assert line_cut("```\n" + line) == -1  # code: never cut
+    assert line_cut("- " + line) == -1  # a list item, not a paragraph
+    assert line_cut("word\n" + line) == -1  # more than one line: a soft break could start a list
+    digits = "1 " * (LONG_LINE // 2 + 5) + "x"
+    assert digits[line_cut(digits) :] == "x"  # the next part starts with a letter: a paragraph
+
+
+async def test_a_long_line_streamed_is_cut_as_on_resume_and_reads_on_without_a_gap(tmp_path):
+    app = build_app(tmp_path)
+    line = " ".join(f"w{i}" for i in range(3 * LONG_LINE // 4))  # about three cuts
+    source = "Before.\n\n" + line + "\n\nAfter."
+    async with app.run_test(size=(100, 40)) as pilot:
+        chat = app.query_one("#chat")
+        live = AnswerView()
+        await chat.mount(live)
+        for i in range(0, len(source), 997):  # fragments that cut words
+            await live.write(source[i : i + 997])
+        await live.finish()
+        resumed = AnswerView(source)
+        await chat.mount(resumed)
+        frozen = await _frozen_after_layout(pilot, live)
+        await _frozen_after_layout(pilot, resumed)
+        assert _sources(live) == _sources(resumed) and "".join(_sources(live)) == source
+        assert sum(f.continued.count(True) for f in frozen) >= 2  # the line was cut, both times alike
+        rows = [row for f in frozen for row in f.lines]
+        first = next(i for i, row in enumerate(rows) if "w0 " in row)
+        last = next(i for i, row in enumerate(rows) if row.rstrip().endswith(f"w{3 * LONG_LINE // 4 - 1}"))
+        assert all(row.strip() for row in rows[first : last + 1])  # no blank row where the line was cut
+        assert " ".join(" ".join(rows[first : last + 1]).split()) == line  # every word, in order
 
 
 async def test_long_streamed_answer_is_segmented_and_complete(tmp_path):

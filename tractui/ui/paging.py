@@ -52,7 +52,7 @@ class HistoryPager:
 
     async def show_earlier(self, chat: ChatLog, *, batch: int, folded: bool, public: bool) -> None:
         """Draw a batch of older messages above the oldest one shown, one message at a
-        time so that keys and scrolling are handled in between."""
+        time so that keys and scrolling are handled in between; a reply with its question."""
         if not self.earlier or self.drawing:
             return
         from tractui.ui import history
@@ -60,8 +60,8 @@ class HistoryPager:
         self.drawing = True
         marker = chat.query_one(EarlierMessages)
         try:
-            drawn = 0
-            while self.earlier and drawn < batch:
+            drawn, entry = 0, None
+            while self.earlier and (drawn < batch or _question_of(entry, self.earlier[-1])):
                 entry = self.earlier.pop()
                 drawn += entry.size
                 widget = history.widget_for(entry, self._count, self._clock, folded=folded, public=public)
@@ -71,3 +71,8 @@ class HistoryPager:
                 marker.show_count(len(self.earlier))
         finally:
             self.drawing = False
+
+
+def _question_of(reply: Entry | None, entry: Entry) -> bool:
+    """``entry`` is the question ``reply`` answers: a batch never ends between the two."""
+    return reply is not None and reply.kind == "reply" and entry.kind == "user"

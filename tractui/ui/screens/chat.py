@@ -42,6 +42,7 @@ from tractui.ui.widgets.footer import GaugeFooter, Totals, Where
 from tractui.ui.widgets.input_box import InputBox
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
 from tractui.ui.widgets.new_below import NewContentHint
+from tractui.ui.widgets.thinking import ThinkingView
 from tractui.ui.widgets.tool_call import ToolCallView
 
 if TYPE_CHECKING:
@@ -81,7 +82,8 @@ class ChatScreen(Screen[None]):
         self.clock = clock
         self.count = count_tokens
         self.frames = FrameLoop(self, drawn=self._show_new_below, gauge=self.refresh_gauge)
-        self.pager = HistoryPager(count_tokens, clock)
+        self._counting = False  # the tokenizer is loaded (after the first frame)
+        self.pager = HistoryPager(self._count_when_ready, clock)
         self._worker: Worker[None] | None = None
         self.totals = Totals()
         self.editing = False
@@ -163,22 +165,33 @@ class ChatScreen(Screen[None]):
 
     @work(group="startup")
     async def _after_first_frame(self) -> None:
-        """Build the conversation and load the tokenizer off the event loop, then draw history
-        and gauge and handle what was typed meanwhile: the first frame never waits."""
+        """Build the conversation off the event loop and draw the newest message, then load
+        the tokenizer, draw the rest of the first screens, the gauge, and handle what was typed
+        meanwhile: the first frame never waits, and the newest message not for the tokenizer."""
         follow = False
         if self._pending is not None:
             self._conversation = await asyncio.to_thread(self._pending.build)
             self._watch_settings()
             follow = self._pending.follow_session_profile
-        # tiktoken: loaded here, after the first frame
+        await self.show_history(initial=True)
+        await self.frames.painted()  # before the tokenizer's load competes with the paint for the interpreter
         from tractui.core.tokens import encoding_for_model, get_encoding
 
         await asyncio.to_thread(get_encoding, encoding_for_model(self.conversation.config.model))
+        self._counting = True
+        for view in self.query(ThinkingView):
+            view.recount()
         self._start_tools()
-        await self.show_history(initial=True)
+        await self.show_earlier()
+        self._refresh_footer()
         if follow:
             await self.host.follow_session_profile()
         await self._drain()
+
+    def _count_when_ready(self, text: str) -> int:
+        """Tokens in ``text`` once the tokenizer is loaded, 0 before: history drawn meanwhile
+        is counted when it is (``ThinkingView.recount``)."""
+        return self.count(text) if self._counting else 0
 
     async def _drain(self) -> None:
         """Handle the lines typed before the conversation was ready, in order, each reply finished first."""
@@ -261,20 +274,21 @@ class ChatScreen(Screen[None]):
     # -- history -----------------------------------------------------------
     async def show_history(self, *, initial: bool = False) -> None:
         """Show the current session's branch: on start-up above the notices and anything
-        typed meanwhile; after /new, /sessions or /compact in place of the view."""
+        typed meanwhile; after /new, /sessions or /compact in place of the view.
+
+        The newest message is drawn first and painted on its own; the messages above it,
+        to a few screens, come after (on start-up, once the tokenizer is loaded)."""
         chat = self.query_one(ChatLog)
         if not initial:
             await chat.remove_children()
         await chat.query(".loading").remove()
         await self.pager.show(
-            chat,
-            self.conversation.history(),
-            batch=self._batch_chars(),
-            folded=self.thinking_folded,
-            public=self._public_markdown,
+            chat, self.conversation.history(), batch=0, folded=self.thinking_folded, public=self._public_markdown
         )
         chat.jump_to_end()
-        self.call_after_refresh(self._refresh_footer)  # the messages first: the gauge reads the whole chain
+        if not initial:
+            await self.show_earlier()
+            self.call_after_refresh(self._refresh_footer)  # the messages first: the gauge reads the whole chain
 
     def _refresh_footer(self) -> None:
         self.refresh_gauge()

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 FREEZE_TRIES = 40  # runs of the capture queue (0.05 s apart) a segment may wait to be laid out; then it stays live
 SEGMENT_CHARS = 1000  # a segment closes at the first safe block boundary after this many characters
+LONG_LINE = 8000  # a paragraph on one line this long is cut between two words (see line_cut)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 
 
@@ -137,6 +138,36 @@ def safe_cut(text: str, start: int) -> int:
     return -1
 
 
+def line_cut(text: str) -> int:
+    """Where a paragraph that is one very long line is cut: just past the first space at or
+    after ``LONG_LINE`` characters into it that comes before a letter; the earliest such
+    place in ``text`` (outside code fences), -1 if none is there yet.
+
+    Markdown re-parses and re-wraps the block that grows, so a line of megabytes made each
+    frame cost more than the last. The two parts are drawn as one paragraph continued
+    (the first without its bottom margin): the only differences from one paragraph are the
+    first part's last row ending early and inline formatting that spans the cut, shown as
+    its characters. It depends only on the text up to the place, so a stream and a resume
+    cut alike.
+    """
+    start, fences = 0, 0
+    while True:
+        blank = text.find("\n\n", start)
+        end = len(text) if blank < 0 else blank
+        if end - start > LONG_LINE and text[start].isalpha() and fences % 2 == 0:
+            newline = text.find("\n", start, end)
+            line_end = end if newline < 0 else newline
+            at = text.find(" ", start + LONG_LINE, line_end)
+            while at >= 0:
+                if text[at + 1 : at + 2].isalpha():
+                    return at + 1
+                at = text.find(" ", at + 1, line_end)
+        if blank < 0:
+            return -1
+        fences += len(_FENCE.findall(text, start, blank + 2))
+        start = blank + 2
+
+
 class AnswerView(Column):
     def __init__(self, text: str = "", *, public: bool = False) -> None:
         super().__init__(classes="answer -public" if public else "answer")
@@ -172,12 +203,17 @@ class AnswerView(Column):
             before = len(self._open)
             self._open += fragment
             cut = safe_cut(self._open, max(SEGMENT_CHARS, before - 6)) if len(self._open) > SEGMENT_CHARS else -1
+            long = line_cut(self._open) if len(self._open) > LONG_LINE else -1
+            continued = long >= 0 and (cut < 0 or long < cut)  # the earlier of the two: as a stream would cut
+            cut = long if continued else cut
             if cut < 0:
                 await self._append(fragment)
                 return
             await self._append(self._open[before:cut])
             fragment = self._open[cut:]
             self._open = ""
+            if continued and self._segment is not None:
+                self._segment.continued = True
             await self.finish()
 
     async def _append_public(self, fragment: str) -> None:
@@ -237,9 +273,9 @@ class AnswerView(Column):
             (child for child in reversed(self.children[:place]) if child.display), None
         )  # past captured ones
         if isinstance(previous, FrozenSegment) and previous.captured_width == width:
-            previous.extend(strips, segment.source)
+            previous.extend(strips, segment.source, continued=segment.continued)
         else:
-            self.mount(FrozenSegment(strips, width, segment.source), before=segment)
+            self.mount(FrozenSegment(strips, width, segment.source, continued=segment.continued), before=segment)
         _drop(segment)  # its lines are drawn by the frozen widget from now on
         return True
 
@@ -252,7 +288,10 @@ class AnswerView(Column):
         for frozen in self.query_children(FrozenSegment):
             if not frozen.display:
                 continue  # thawed already, on its way out
-            segments = [AnswerSegment(source) for source in frozen.sources]
+            segments = [
+                AnswerSegment(source, continued=continued)
+                for source, continued in zip(frozen.sources, frozen.continued, strict=True)
+            ]
             self.mount_all(segments, before=frozen)
             _drop(frozen)
             for segment in segments:

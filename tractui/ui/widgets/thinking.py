@@ -112,6 +112,13 @@ class ThinkingView(Column):
         widget.update(shown)
         widget.display = bool(shown.strip())
 
+    def recount(self) -> None:
+        """Count a finished view's thinking again: drawn from history before the tokenizer
+        was loaded, it counted none."""
+        if not self.streaming and not self.tokens and self.text:
+            self.tokens = self._count(self.text)
+            self.refresh_header()
+
     def finish(self) -> None:
         if self.elapsed is None:
             self.elapsed = self._clock() - self._started
