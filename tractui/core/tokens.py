@@ -16,6 +16,7 @@ from __future__ import annotations
 import binascii
 import hashlib
 import threading
+import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +81,9 @@ def encoding_path(name: str) -> Path:
     return ENCODINGS_DIR / f"{name}.tiktoken"
 
 
+RANKS_PER_STEP = 20_000  # fields (two per token) parsed before other threads get a turn
+
+
 def _load_ranks(name: str, sha256: str) -> dict[bytes, int]:
     """The shipped file's ranks: one ``base64-token rank`` pair a line, as tiktoken reads it.
 
@@ -95,7 +99,12 @@ def _load_ranks(name: str, sha256: str) -> dict[bytes, int]:
             f"Hash mismatch for the shipped encoding {name}.tiktoken (expected {sha256}): the package is damaged"
         )
     fields = data.split()
-    return dict(zip(map(binascii.a2b_base64, fields[0::2]), map(int, fields[1::2]), strict=True))
+    ranks: dict[bytes, int] = {}
+    for start in range(0, len(fields), RANKS_PER_STEP):
+        step = fields[start : start + RANKS_PER_STEP]
+        ranks.update(zip(map(binascii.a2b_base64, step[0::2]), map(int, step[1::2]), strict=True))
+        time.sleep(0)  # the parse holds the interpreter: let the app's thread in between steps
+    return ranks
 
 
 def get_encoding(name: str) -> tiktoken.Encoding:
