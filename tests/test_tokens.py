@@ -269,3 +269,25 @@ def test_loading_writes_no_cache_and_survives_an_unusable_cache_folder(monkeypat
     tokens.clear_cache()
     assert count_tokens("hello world", "gpt-4o") == 2
     assert not writable.exists()
+
+
+GROWING_SOURCES = [
+    (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8"),  # prose, code, tables
+    "lorem ipsum dolor sit amet, consectetur. " * 600,  # one long line
+    "```python\ndef f(x):\n    return x  # 1,234 tokens\n```\n\n" * 400,  # code, digits, indentation
+    "日本語のテキストと English words 混在 123 ... 🙂 " * 500,  # no spaces between CJK words
+]
+
+
+@pytest.mark.parametrize("source", GROWING_SOURCES, ids=["readme", "one-line", "code", "mixed"])
+@given(st.lists(st.integers(min_value=1, max_value=5_000), min_size=1, max_size=30))
+@settings(max_examples=15, deadline=None)
+def test_a_growing_text_counted_from_where_it_left_off_counts_as_the_whole(source, steps):
+    text = source * (tokens.GROWING_CHARS // len(source) + 2)
+    counter = TokenCounter(encoding="o200k_base")
+    whole = get_encoding("o200k_base")
+    end = tokens.GROWING_CHARS
+    for step in steps:  # a reply growing by pieces of any size, counted after each
+        end = min(len(text), end + step)
+        assert counter.count(text[:end]) == len(whole.encode_ordinary(text[:end]))
+    assert counter._heads  # the long text was counted from a remembered beginning, not only whole

@@ -173,6 +173,23 @@ def _message_key(content: Content) -> Hashable:
     return tuple(parts)
 
 
+GROWING_CHARS = 20_000  # a text this long is counted from the counted beginning it starts with
+GROWING_TAIL = 2_000  # characters at the end left out of a remembered beginning: the stream still changes them
+GROWING_HEADS = 4  # remembered beginnings: the growing thinking and answer of a reply, and spares
+
+
+def _word_start(text: str, start: int, end: int) -> int:
+    """The last place in ``text[start:end]`` where a word begins after a space that
+    follows a non-space: no token spans it, so the counts of the two sides add up
+    to the count of the whole; ``start`` if there is none."""
+    at = text.rfind(" ", start + 1, end)
+    while at > start:
+        if not text[at - 1].isspace() and text[at + 1 : at + 2].isalnum():
+            return at
+        at = text.rfind(" ", start + 1, at)
+    return start
+
+
 class TokenCounter:
     """Counts text and messages for one model's encoding, caching per message.
 
@@ -196,11 +213,28 @@ class TokenCounter:
         # only the messages added since (see ``totals``)
         self._seen: list[Content] = []
         self._cumulative: list[tuple[int, int]] = [(0, 0)]
+        self._heads: list[tuple[str, int]] = []  # beginnings of long texts counted, with their tokens
 
     def count(self, text: str) -> int:
-        if not text:
-            return 0
-        return len(get_encoding(self.encoding_name).encode_ordinary(text))
+        """Tokens in ``text``. A long text that begins with one counted before (a reply
+        growing as it streams, counted for the gauge several times a second) is counted
+        from where that count left off: counting it whole each time grew with the reply."""
+        if len(text) < GROWING_CHARS:
+            return self._encode(text)
+        start, tokens, found = 0, 0, -1
+        for i, (head, head_tokens) in enumerate(self._heads):
+            if len(head) > start and text.startswith(head):
+                start, tokens, found = len(head), head_tokens, i
+        if found >= 0:
+            self._heads.append(self._heads.pop(found))  # most recently used last
+        cut = _word_start(text, start, len(text) - GROWING_TAIL)
+        if cut > start:
+            tokens += self._encode(text[start:cut])
+            self._heads = [*self._heads[-(GROWING_HEADS - 1) :], (text[:cut], tokens)]
+        return tokens + self._encode(text[cut:])
+
+    def _encode(self, text: str) -> int:
+        return len(get_encoding(self.encoding_name).encode_ordinary(text)) if text else 0
 
     def split(self, content: Content) -> tuple[int, int]:
         """(tokens outside thinking incl. the message overhead, visible thinking tokens), cached."""
