@@ -35,7 +35,6 @@ import argparse
 import asyncio
 import ctypes
 import fcntl
-import itertools
 import os
 import pty
 import shutil
@@ -327,7 +326,16 @@ async def long_answer(client: Client, home: Path) -> dict[str, float]:
         term.close()
         await server.stop()
     seen += [term.written(mark) for mark in marks]
-    return {f"window {i + 1} tok/s": WINDOW / (b - a) for i, (a, b) in enumerate(itertools.pairwise(seen))}
+    return {f"window {i + 1} tok/s": _window_rate(seen, i) for i in range(len(marks))}
+
+
+def _window_rate(seen: list[float], i: int) -> float:
+    """Tokens per second over window ``i`` (``seen[i]`` to ``seen[i + 1]``). A marker that
+    scrolled past between two frames was never written: the window is widened to the
+    nearest markers that were, and the rate taken over that span."""
+    start = max(k for k in range(i + 1) if seen[k])
+    end = min((k for k in range(i + 1, len(seen)) if seen[k]), default=len(seen) - 1)
+    return WINDOW * (end - start) / (seen[end] - seen[start])
 
 
 async def huge_line(client: Client, home: Path) -> dict[str, float]:
