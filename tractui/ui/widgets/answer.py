@@ -144,11 +144,9 @@ def line_cut(text: str) -> int:
     place in ``text`` (outside code fences), -1 if none is there yet.
 
     Markdown re-parses and re-wraps the block that grows, so a line of megabytes made each
-    frame cost more than the last. The two parts are drawn as one paragraph continued
-    (the first without its bottom margin): the only differences from one paragraph are the
-    first part's last row ending early and inline formatting that spans the cut, shown as
-    its characters. It depends only on the text up to the place, so a stream and a resume
-    cut alike.
+    frame cost more than the last. The parts are drawn as paragraphs of their own, a blank
+    row between them; inline formatting that spans a cut shows its characters. It depends
+    only on the text up to the place, so a stream and a resume cut alike.
     """
     start, fences = 0, 0
     while True:
@@ -204,16 +202,14 @@ class AnswerView(Column):
             self._open += fragment
             cut = safe_cut(self._open, max(SEGMENT_CHARS, before - 6)) if len(self._open) > SEGMENT_CHARS else -1
             long = line_cut(self._open) if len(self._open) > LONG_LINE else -1
-            continued = long >= 0 and (cut < 0 or long < cut)  # the earlier of the two: as a stream would cut
-            cut = long if continued else cut
+            if long >= 0 and (cut < 0 or long < cut):  # the earlier of the two: as a stream would cut
+                cut = long
             if cut < 0:
                 await self._append(fragment)
                 return
             await self._append(self._open[before:cut])
             fragment = self._open[cut:]
             self._open = ""
-            if continued and self._segment is not None:
-                self._segment.continued = True
             await self.finish()
 
     async def _append_public(self, fragment: str) -> None:
@@ -273,9 +269,9 @@ class AnswerView(Column):
             (child for child in reversed(self.children[:place]) if child.display), None
         )  # past captured ones
         if isinstance(previous, FrozenSegment) and previous.captured_width == width:
-            previous.extend(strips, segment.source, continued=segment.continued)
+            previous.extend(strips, segment.source)
         else:
-            self.mount(FrozenSegment(strips, width, segment.source, continued=segment.continued), before=segment)
+            self.mount(FrozenSegment(strips, width, segment.source), before=segment)
         _drop(segment)  # its lines are drawn by the frozen widget from now on
         return True
 
@@ -288,10 +284,7 @@ class AnswerView(Column):
         for frozen in self.query_children(FrozenSegment):
             if not frozen.display:
                 continue  # thawed already, on its way out
-            segments = [
-                AnswerSegment(source, continued=continued)
-                for source, continued in zip(frozen.sources, frozen.continued, strict=True)
-            ]
+            segments = [AnswerSegment(source) for source in frozen.sources]
             self.mount_all(segments, before=frozen)
             _drop(frozen)
             for segment in segments:

@@ -81,24 +81,11 @@ _OWN_BLOCKS: dict[str, type[MarkdownBlock]] = {
 class AnswerSegment(StackHeight, Markdown):
     """One run of blocks of the answer."""
 
-    DEFAULT_CSS = """
-    AnswerSegment { padding: 0; margin: 0; }  /* flush with the reply, as one Markdown would be */
-    AnswerSegment.-continued > MarkdownParagraph:last-child { margin-bottom: 0; }  /* the next segment goes on */
-    """
+    DEFAULT_CSS = "AnswerSegment { padding: 0; margin: 0; }"  # flush with the reply, as one Markdown would be
     BLANK = True  # only background of its own: see Column
     BLOCKS: dict[str, type[MarkdownBlock]] = {  # noqa: RUF012  # declared so by Markdown
         name: _OWN_BLOCKS.get(name) or _laid_out(block) for name, block in Markdown.BLOCKS.items()
     }
 
-    def __init__(self, text: str = "", *, continued: bool = False) -> None:
+    def __init__(self, text: str = "") -> None:
         super().__init__(text, classes="answer-segment", parser_factory=_parser)
-        self.continued = continued
-
-    @property
-    def continued(self) -> bool:
-        """Its last paragraph goes on in the next segment: cut inside a very long line."""
-        return self.has_class("-continued")
-
-    @continued.setter
-    def continued(self, value: bool) -> None:
-        self.set_class(value, "-continued")

@@ -29,26 +29,24 @@ class FrozenSegment(Widget):
 
     DEFAULT_CSS = "FrozenSegment { height: auto; }"
 
-    def __init__(self, strips: list[Strip], width: int, source: str, *, continued: bool = False) -> None:
+    def __init__(self, strips: list[Strip], width: int, source: str) -> None:
         super().__init__(classes="answer-frozen")
         self._rows: list[tuple[list[Segment], int]] = []
         self._lines: list[str] = []
         self.captured_width = width
         self.sources: list[str] = []  # one per captured segment, each drawn again on its own when thawed
-        self.continued: list[bool] = []  # per segment: its last paragraph goes on in the next (see line_cut)
         self._selected: LRUCache[int, Strip] = LRUCache(256)
-        self._add(strips, source, continued)
+        self._add(strips, source)
 
-    def extend(self, strips: list[Strip], source: str, *, continued: bool = False) -> None:
+    def extend(self, strips: list[Strip], source: str) -> None:
         """Add the lines of the segment that follows, captured at the same width."""
-        self._add(strips, source, continued)
+        self._add(strips, source)
         self.refresh(layout=True)
 
-    def _add(self, strips: list[Strip], source: str, continued: bool) -> None:
+    def _add(self, strips: list[Strip], source: str) -> None:
         self._rows += [(list(strip), strip.cell_length) for strip in strips]
         self._lines += [strip.text.rstrip() for strip in strips]
         self.sources.append(source)
-        self.continued.append(continued)
 
     @property
     def lines(self) -> list[str]:
