@@ -166,8 +166,8 @@ class ChatScreen(Screen[None]):
     @work(group="startup")
     async def _after_first_frame(self) -> None:
         """Build the conversation off the event loop and draw the newest message, then load
-        the tokenizer, draw the rest of the first screens, the gauge, and handle what was typed
-        meanwhile: the first frame never waits, and the newest message not for the tokenizer."""
+        the tokenizer, show the gauge, draw the rest of the first screens and handle what was
+        typed meanwhile: the first frame never waits, and the newest message not for the tokenizer."""
         follow = False
         if self._pending is not None:
             self._conversation = await asyncio.to_thread(self._pending.build)
@@ -182,8 +182,8 @@ class ChatScreen(Screen[None]):
         for view in self.query(ThinkingView):
             view.recount()
         self._start_tools()
+        self._refresh_footer()  # the gauge before the messages above the newest: it is always in view
         await self.show_earlier()
-        self._refresh_footer()
         if follow:
             await self.host.follow_session_profile()
         await self._drain()
