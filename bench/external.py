@@ -232,6 +232,23 @@ class Terminal:
             return None
         return (shown - pressed) * 1000
 
+    async def keys_until(
+        self, done: Callable[[], bool], deadline: float, every: float, each: Callable[[], None] = lambda: None
+    ) -> tuple[list[float], int]:
+        """Type a key every ``every`` seconds until ``done()`` or ``deadline``, calling ``each`` before
+        each key: the latencies in ms, sorted, and how many keys were not shown within 5 s."""
+        latencies: list[float] = []
+        lost = 0
+        while not done() and time.perf_counter() < deadline:
+            each()
+            latency = await self.key_latency()
+            if latency is None:
+                lost += 1
+            else:
+                latencies.append(latency)
+            await asyncio.sleep(every)
+        return sorted(latencies), lost
+
     def close(self) -> None:
         asyncio.get_running_loop().remove_reader(self.master)
         os.killpg(self.proc.pid, signal.SIGKILL)
@@ -264,24 +281,19 @@ async def paced_run(client: Client, home: Path, cap: float = 60) -> dict[str, fl
         await term.until(lambda: bool(server.requests), timeout=60)
         sent = time.perf_counter()
         await asyncio.sleep(0.3)  # the reply has begun
-        latencies: list[float] = []
-        lost = 0
         answer_first: float | None = None
-        while END not in term.text() and time.perf_counter() < sent + cap:
+
+        def answer_begun() -> None:
+            nonlocal answer_first
             if answer_first is None and "Reversing a sequence" in term.text():
                 answer_first = time.perf_counter()
-            latency = await term.key_latency()
-            if latency is None:
-                lost += 1
-            else:
-                latencies.append(latency)
-            await asyncio.sleep(0.15)
+
+        latencies, lost = await term.keys_until(lambda: END in term.text(), sent + cap, 0.15, answer_begun)
         last = time.perf_counter()
         finished = END in term.text()
     finally:
         term.close()
         await server.stop()
-    latencies.sort()
     return {
         "first frame ms": first * 1000,
         "key p50 ms": statistics.median(latencies),
@@ -344,23 +356,14 @@ async def huge_line(client: Client, home: Path) -> dict[str, float]:
     await server.start()
     server.add(sse(huge_line_body(), seed=None, max_chunk=1 << 20))
     term, _ = await started(client, server, home)
-    latencies: list[float] = []
-    lost = 0
     try:
         await term.until(lambda: bool(server.requests), timeout=60)
         sent = time.perf_counter()
-        while END not in term.text() and time.perf_counter() < sent + HUGE_CAP:
-            latency = await term.key_latency()
-            if latency is None:
-                lost += 1
-            else:
-                latencies.append(latency)
-            await asyncio.sleep(0.1)
+        latencies, lost = await term.keys_until(lambda: END in term.text(), sent + HUGE_CAP, 0.1)
         drawn = time.perf_counter() - sent if END in term.text() else float("inf")
     finally:
         term.close()
         await server.stop()
-    latencies.sort()
     return {
         "huge line key p50 ms": statistics.median(latencies) if latencies else float("inf"),
         "huge line key max ms": latencies[-1] if latencies else float("inf"),

@@ -221,16 +221,16 @@ class TokenCounter:
         from where that count left off: counting it whole each time grew with the reply."""
         if len(text) < GROWING_CHARS:
             return self._encode(text)
-        start, tokens, found = 0, 0, -1
-        for i, (head, head_tokens) in enumerate(self._heads):
-            if len(head) > start and text.startswith(head):
-                start, tokens, found = len(head), head_tokens, i
-        if found >= 0:
-            self._heads.append(self._heads.pop(found))  # most recently used last
+        found = max((h for h in self._heads if text.startswith(h[0])), key=lambda h: len(h[0]), default=None)
+        start, tokens = (len(found[0]), found[1]) if found else (0, 0)
+        if found:
+            self._heads.remove(found)  # replaced by its longer self, or put back last: most recently used
         cut = _word_start(text, start, len(text) - GROWING_TAIL)
         if cut > start:
             tokens += self._encode(text[start:cut])
-            self._heads = [*self._heads[-(GROWING_HEADS - 1) :], (text[:cut], tokens)]
+            found = (text[:cut], tokens)
+        if found:
+            self._heads = [*self._heads[-(GROWING_HEADS - 1) :], found]
         return tokens + self._encode(text[cut:])
 
     def _encode(self, text: str) -> int:
