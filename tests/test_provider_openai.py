@@ -454,3 +454,17 @@ async def test_json_body_instead_of_a_stream_is_a_protocol_error(loopback: Loopb
     loopback.add(json_body({"choices": []}))
     events, _ = await run(provider(loopback))
     assert isinstance(events[-1], StreamError) and events[-1].kind == "protocol"
+
+
+async def test_warmed_client_is_the_one_the_request_uses(loopback: LoopbackServer) -> None:
+    """``warm`` makes the client ahead of the request; warming twice at once keeps one client."""
+    loopback.add(openai_chat_reply(text="warm"))
+    p = provider(loopback)
+    await asyncio.gather(p.warm(), p.warm())
+    client = p.client
+    assembler = MessageAssembler()
+    async for event in p.stream([Content.human("hi")], Settings()):
+        assembler.feed(event)
+    assert assembler.content().text == "warm" and p.client is client and len(loopback.requests) == 1
+    await p.aclose()
+    assert client.is_closed

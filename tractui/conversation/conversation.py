@@ -124,6 +124,14 @@ class Conversation:
             self._provider = make_provider(self.config)
         return self._provider
 
+    async def prepare(self) -> None:
+        """Ready the next request while the user types: the provider's HTTP client, and each
+        reply of the history merged as it is sent (remembered per reply, see ``compile``), so
+        pressing Enter costs only what changed since."""
+        await self.provider.warm()
+        if self.session_id is not None:
+            compile_history(self.history(), self.settings)
+
     def switch_profile(self, config: ProviderConfig, settings: Settings, name: str | None) -> None:
         """Use ``config`` and ``settings`` from the next request on; the history stays."""
         if config != self.config:
@@ -387,11 +395,12 @@ class Conversation:
             "api_key_env": config.api_key_env,
         }
         stored = merge_commits(chain)  # the gauge counts the stored form; the reply will be one more message
+        pure = self._estimate(stored, system)  # the tokenizer alone: calibrates later estimates
         basis: dict[str, Any] | None = {
             "message_count": len(stored) + 1,
             # the reading the user saw before sending: its error against the reported input is the gauge's
-            "estimated_input": preflight.reading.effective if preflight.reading else self._estimate(stored, system),
-            "pure_input": self._estimate(stored, system),  # the tokenizer alone: calibrates later estimates
+            "estimated_input": preflight.reading.effective if preflight.reading else pure,
+            "pure_input": pure,
             "policy": thinking_policy(settings),
         }
         writer = self._writer = ReplyWriter(self.store, session_id, parent_id, stamps, self.profile_name)

@@ -136,6 +136,9 @@ class DemoProvider(Provider):
     async def list_models(self) -> list[ModelInfo]:
         return [ModelInfo("demo", name="the offline demo")]
 
+    async def warm(self) -> None:
+        """Nothing to ready: the demo never opens a connection."""
+
     def build_request(
         self,
         messages: list[Content],

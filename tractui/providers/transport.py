@@ -218,6 +218,18 @@ class Provider(ABC):
             self._client = httpx.AsyncClient()
         return self._client
 
+    async def warm(self) -> None:
+        """Make the HTTP client ahead of the first request, off the event loop: making it
+        imports the connection pool and loads the CA bundle, a pause worth taking before
+        the user presses Enter rather than after."""
+        if self._client is not None:
+            return
+        client = await asyncio.to_thread(httpx.AsyncClient)
+        if self._client is None:
+            self._client = client
+        else:  # a request made its own meanwhile
+            await client.aclose()
+
     async def aclose(self) -> None:
         if self._owns_client and self._client is not None:
             await self._client.aclose()

@@ -10,6 +10,7 @@ that when it strips all thinking, the merge leaves thinking out as it goes.
 from __future__ import annotations
 
 import dataclasses
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -112,6 +113,20 @@ def effective_commits(commits: Sequence[Commit]) -> list[Commit]:
 
 
 def _reply(reasoning: list[Commit], answer: Commit | None, keep_thinking: bool) -> Content | None:
+    """One reply's message: its reasoning commits merged into its answer, remembered on the answer
+    (the store hands out the same commit objects until one changes, so a long history is merged once)."""
+    if answer is None:
+        return _merged_reply(reasoning, None, keep_thinking)
+    found = answer.memo.get(keep_thinking)
+    if found is not None and len(found[0]) == len(reasoning) and all(map(operator.is_, found[0], reasoning)):
+        remembered: Content | None = found[1]
+        return remembered
+    merged = _merged_reply(reasoning, answer, keep_thinking)
+    answer.memo[keep_thinking] = (tuple(reasoning), merged)
+    return merged
+
+
+def _merged_reply(reasoning: list[Commit], answer: Commit | None, keep_thinking: bool) -> Content | None:
     parts = [*reasoning, *([answer] if answer else [])]
     if keep_thinking:
         blocks = [b for c in parts for b in c.content.blocks]

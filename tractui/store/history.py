@@ -52,8 +52,11 @@ def new_id() -> str:
     return "".join(_CROCKFORD[(value >> shift) & 31] for shift in range(125, -1, -5))
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Commit:
+    """One stored message. Frozen and shared: the store hands the same object to every reader
+    until the commit changes, so nothing may mutate it (its content included)."""
+
     id: str
     parent_id: str | None
     session_id: str
@@ -66,6 +69,8 @@ class Commit:
     created_at: float = 0.0
     status: Status = "complete"
     metadata: dict[str, Any] = field(default_factory=dict)
+    # what readers derived from this commit (a merged reply), dropped with the object when it changes
+    memo: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -98,6 +103,7 @@ class SessionInfo:
 _COMMIT_COLUMNS = (
     "id, parent_id, session_id, kind, content, usage, provider, model, profile, created_at, status, metadata"
 )
+_COLUMN_INDEX = {name: i for i, name in enumerate(_COMMIT_COLUMNS.split(", "))}
 
 # One validator per shape, built once: a long chain's JSON is validated in a
 # single call (one JSON array) instead of one call per commit.
@@ -148,6 +154,17 @@ def _rows_to_commits(rows: list[tuple[Any, ...]]) -> list[Commit]:
         ]
 
 
+SESSIONS_KEPT = 4  # sessions whose commits stay in memory: a window reads one or two
+
+
+@dataclass(slots=True)
+class _Known:
+    """One session's commits as last read or written through this store's connection."""
+
+    rows: dict[str, tuple[Any, ...]]  # every commit of the session, as stored
+    commits: dict[str, Commit] = field(default_factory=dict)  # those read as commits so far
+
+
 def _title_of(content: Content) -> str:
     line = " ".join(content.text.split())
     return line[:80] + ("…" if len(line) > 80 else "")
@@ -162,6 +179,8 @@ class HistoryStore:
         # each session's head as this store (this process) last saw it or left it: another tractui on the
         # same file may move the head, and a window must go on along its own branch, not the other's
         self._heads: dict[str, str] = {}
+        self._known: dict[str, _Known] = {}  # the sessions read lately, most recent last
+        self._version: int | None = None  # the file's data_version when they were read
 
     def seen_head(self, session_id: str) -> str | None:
         """The head of ``session_id`` as this process last saw or left it (``None``: not yet)."""
@@ -302,27 +321,29 @@ class HistoryStore:
             raise ValueError(f"unknown commit kind '{kind}'")
         if status not in STATUSES:
             raise ValueError(f"unknown commit status '{status}'")
-        commit = Commit(
-            id=new_id(),
-            parent_id=None if parent_id == "head" else parent_id,
-            session_id=session_id,
-            kind=kind,
-            content=content,
-            usage=usage,
-            provider=provider,
-            model=model,
-            profile=profile,
-            created_at=time.time(),
-            status=status,
-            metadata=dict(metadata or {}),
-        )
         with self._transaction() as conn:
-            if parent_id == "head":  # read inside the write lock: another process may have just moved it
+            parent = parent_id
+            if parent == "head":  # read inside the write lock: another process may have just moved it
                 row = conn.execute("SELECT head FROM sessions WHERE id = ?", (session_id,)).fetchone()
                 if row is None:
                     raise StoreError(f"no session '{session_id}' in {self.path}")
-                commit.parent_id = row[0]
-            conn.execute(*self._insert(commit))
+                parent = row[0]
+            commit = Commit(
+                id=new_id(),
+                parent_id=parent,
+                session_id=session_id,
+                kind=kind,
+                content=content,
+                usage=usage,
+                provider=provider,
+                model=model,
+                profile=profile,
+                created_at=time.time(),
+                status=status,
+                metadata=dict(metadata or {}),
+            )
+            sql, stored = self._insert(commit)
+            conn.execute(sql, stored)
             if move_head:
                 conn.execute(
                     "UPDATE sessions SET head = ?, updated_at = ? WHERE id = ?",
@@ -334,6 +355,8 @@ class HistoryStore:
                 )
         if move_head:
             self._heads[session_id] = commit.id
+        if (known := self._known.get(session_id)) is not None:
+            known.rows[commit.id] = stored
         return commit
 
     @staticmethod
@@ -382,8 +405,17 @@ class HistoryStore:
         if metadata is not None:
             sets.append("metadata = ?")
             params.append(json.dumps(metadata, ensure_ascii=False))
-        if sets:
-            self._write([(f"UPDATE commits SET {', '.join(sets)} WHERE id = ?", (*params, commit_id))])
+        if not sets:
+            return
+        self._write([(f"UPDATE commits SET {', '.join(sets)} WHERE id = ?", (*params, commit_id))])
+        columns = [_COLUMN_INDEX[assignment.split(" ")[0]] for assignment in sets]
+        for known in self._known.values():
+            if (row := known.rows.get(commit_id)) is not None:
+                changed = list(row)
+                for column, value in zip(columns, params, strict=True):
+                    changed[column] = value
+                known.rows[commit_id] = tuple(changed)
+                known.commits.pop(commit_id, None)
 
     def get(self, commit_id: str) -> Commit | None:
         row = self._conn.execute(f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE id = ?", (commit_id,)).fetchone()
@@ -399,25 +431,45 @@ class HistoryStore:
     def chain(self, session_id: str, head: str | None = None) -> list[Commit]:
         """The commits from the root to ``head`` (default: the session's head).
 
-        One indexed scan of the session and a walk in Python: faster than a
-        recursive query, and branches are few.
+        The session's rows are read once and kept (see ``_known_of``); the
+        walk is in Python, and only commits not read before are parsed, so a
+        long session costs its new messages, not its length.
         """
         start = head if head is not None else self.head(session_id)
         if start is None:
             return []
-        rows = self._conn.execute(
-            f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE session_id = ?", (session_id,)
-        ).fetchall()
-        by_id = {row[0]: row for row in rows}
-        picked: list[tuple[Any, ...]] = []
+        known = self._known_of(session_id)
+        rows, commits = known.rows, known.commits
+        picked: list[str] = []
         seen: set[str] = set()
         current: str | None = start
-        while current is not None and current not in seen and (row := by_id.get(current)) is not None:
-            picked.append(row)
+        while current is not None and current not in seen and (row := rows.get(current)) is not None:
+            picked.append(current)
             seen.add(current)  # a parent cycle (left by another tool) ends the chain instead of looping
             current = row[1]
         picked.reverse()
-        return _rows_to_commits(picked)
+        for commit in _rows_to_commits([rows[i] for i in picked if i not in commits]):
+            commits[commit.id] = commit
+        return [commits[i] for i in picked]
+
+    def _known_of(self, session_id: str) -> _Known:
+        """The session's rows as kept here, read again only when another connection (another
+        tractui, another tool) has written the file since: SQLite's ``data_version`` moves for
+        their writes only, and this store's own writes update what it keeps as they go."""
+        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._version:
+            self._known.clear()
+            self._version = version
+        known = self._known.pop(session_id, None)
+        if known is None:
+            rows = self._conn.execute(
+                f"SELECT {_COMMIT_COLUMNS} FROM commits WHERE session_id = ?", (session_id,)
+            ).fetchall()
+            known = _Known({row[0]: row for row in rows})
+        self._known[session_id] = known
+        if len(self._known) > SESSIONS_KEPT:
+            del self._known[next(iter(self._known))]
+        return known
 
     def children(self, commit_id: str | None, session_id: str) -> list[Commit]:
         params: tuple[str, ...]
@@ -489,6 +541,7 @@ class HistoryStore:
             self._write(statements)
         except StoreError as exc:
             raise StoreError(f"cannot import: {exc}") from None
+        self._known.pop(sid, None)
         return sid
 
     def totals(self, session_id: str) -> Usage:

@@ -187,6 +187,15 @@ class ChatScreen(Screen[None]):
         if follow:
             await self.host.follow_session_profile()
         await self._drain()
+        self._prepare_next()
+
+    @work(group="prepare", exclusive=True)
+    async def _prepare_next(self) -> None:
+        """The next request readied while the user types (``Conversation.prepare``)."""
+        try:
+            await self.conversation.prepare()
+        except Exception as exc:  # only a head start: the request itself reports what is wrong
+            self.log.error(f"readying the next request failed: {exc}")
 
     def _count_when_ready(self, text: str) -> int:
         """Tokens in ``text`` once the tokenizer is loaded, 0 before: history drawn meanwhile
@@ -462,6 +471,7 @@ class ChatScreen(Screen[None]):
         self._apply_thinking_visibility()
         self.refresh_where()
         self.refresh_gauge()
+        self._prepare_next()
 
     # -- keys --------------------------------------------------------------
     def on_key(self, event: events.Key) -> None:
