@@ -179,6 +179,10 @@ class Terminal:
         os.close(slave)
         self.master = master
         self.watched: dict[bytes, float] = {}  # text to watch the output for: when it was first written
+        # a screen awaited by ``shown``: resolved with the time the output that drew it was read,
+        # not when the emulator, busy with a frame's worth of output in this process, got through it
+        self._awaited: tuple[Callable[[], bool], asyncio.Future[float]] | None = None
+        self.emulator_lag: list[float] = []  # ms the emulator took over the output that showed one
         self._tail = b""
         asyncio.get_running_loop().add_reader(master, self._read)
 
@@ -194,6 +198,9 @@ class Terminal:
             if not when and text in seen:
                 self.watched[text] = now
         self._tail = data[-64:]
+        if self._awaited is not None and not self._awaited[1].done() and self._awaited[0]():
+            self._awaited[1].set_result(now)
+            self.emulator_lag.append((time.perf_counter() - now) * 1000)
 
     def watch(self, *texts: str) -> None:
         """Note when each of ``texts`` is first written to the terminal: a line that scrolls
@@ -221,16 +228,24 @@ class Terminal:
             await asyncio.sleep(step)
         return time.perf_counter()
 
+    async def shown(self, predicate: Callable[[], bool], timeout: float) -> float | None:
+        """When the output that made ``predicate`` true was read from the terminal; None if not in time."""
+        future: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        self._awaited = (predicate, future)
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            return None
+        finally:
+            self._awaited = None
+
     async def key_latency(self) -> float | None:
         """Type KEY and wait for the prompt to show one more of it: ms, or None if not within 5 s."""
         before = self.prompt().count(KEY)
         self.type(KEY)
         pressed = time.perf_counter()
-        try:
-            shown = await self.until(lambda: self.prompt().count(KEY) > before, timeout=5)
-        except TimeoutError:
-            return None
-        return (shown - pressed) * 1000
+        shown = await self.shown(lambda: self.prompt().count(KEY) > before, timeout=5)
+        return None if shown is None else (shown - pressed) * 1000
 
     async def keys_until(
         self, done: Callable[[], bool], deadline: float, every: float, each: Callable[[], None] = lambda: None
@@ -298,6 +313,7 @@ async def paced_run(client: Client, home: Path, cap: float = 60) -> dict[str, fl
         "first frame ms": first * 1000,
         "key p50 ms": statistics.median(latencies),
         "key p95 ms": latencies[int(0.95 * (len(latencies) - 1))],
+        "emulator lag ms": statistics.median(term.emulator_lag),
         "keys lost": lost,
         "answer drawn tok/s": ANSWER_TOKENS / (last - answer_first) if answer_first and finished else 0.0,
         "whole reply s": last - sent if finished else float("inf"),
@@ -388,9 +404,12 @@ async def resume(client: Client, home: Path, turns: int) -> dict[str, float]:
     server.add(sse(body))
     term = Terminal(client, server.url, home, "-c", "--set", "context-limit=1M")  # all 2,000 messages fit
     try:
-        newest = await term.until(lambda: "NEWEST-REPLY-END" in term.text(), timeout=120) - term.start
+        newest = await term.shown(lambda: "NEWEST-REPLY-END" in term.text(), timeout=120)
         term.type(KEY)
-        echoed = await term.until(lambda: KEY in term.prompt(), timeout=120) - term.start
+        echoed = await term.shown(lambda: KEY in term.prompt(), timeout=120)
+        if newest is None or echoed is None:
+            raise TimeoutError("the resumed session never showed its newest reply and the key:\n" + term.text())
+        newest, echoed = newest - term.start, echoed - term.start
         await asyncio.sleep(2.0)  # the rest of start-up done (older messages, gauge): preparation alone
         term.type("next\r")
         sent = time.perf_counter()
@@ -454,6 +473,10 @@ def report(ours: Figures, theirs: Figures, runs: int) -> None:
     print(
         f"  keystroke → screen during a {RATE:,} tok/s reply: p50 {ours.span('key p50 ms')} ms, "
         f"p95 {ours.span('key p95 ms')} ms; keys not shown within 5 s: {ours.span('keys lost')}"
+    )
+    print(
+        f"    (a key counts when the output showing it is read; this script's emulator took a further "
+        f"{ours.span('emulator lag ms', '.1f')} ms over it, not counted)"
     )
     print(f"  that reply's answer drawn at {ours.span('answer drawn tok/s')} tok/s (sent at {RATE:,})")
     print(f"  the same 8,000-token reply at full speed, Enter to last line: {ours.span('full speed tok/s')} tok/s")
