@@ -359,3 +359,36 @@ async def test_two_windows_on_one_session_each_go_on_along_their_own_branch(tmp_
     assert [c.content.text for c in window_a.history() if c.kind == "user"] == ["shared question", "only in A"]
     await window_a.aclose()
     await window_b.aclose()
+
+
+@pytest.mark.parametrize("include", ["false", "true"])
+async def test_a_prepared_request_is_what_a_process_that_kept_nothing_sends(tmp_path, config, loopback, include):
+    """``prepare`` and the store's kept commits are a head start only: the next request's
+    messages are the ones a fresh process, reading the file anew, sends for the same turn."""
+    path = tmp_path / "history.db"
+    loopback.add(openai_chat_reply("A1", reasoning="T1"), openai_chat_reply("A2", reasoning="T2"))
+    settings = Settings()
+    settings.set("reasoning.includeInContext", include)
+    with HistoryStore(path) as first:
+        conv = Conversation(first, settings, config)
+        await collect(conv.send("q1"))
+        await collect(conv.send("q2"))
+        sid = conv.session_id
+        await conv.aclose()
+    loopback.add(openai_chat_reply("A3"), openai_chat_reply("A3 again"))
+    with HistoryStore(path) as kept:
+        prepared = Conversation(kept, settings, config, session_id=sid)
+        prepared.gauge()
+        await prepared.prepare()
+        client = prepared.provider.client
+        await collect(prepared.send("q3"))
+        assert prepared.provider.client is client  # the warmed client carried the request
+        await prepared.aclose()
+    with HistoryStore(path) as fresh:
+        plain = Conversation(fresh, settings, config, session_id=sid)
+        await collect(plain.retry())  # the same turn again, from a store that kept nothing
+        await plain.aclose()
+    sent, again = loopback.requests[-2].json, loopback.requests[-1].json
+    assert sent["messages"] == again["messages"]
+    assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "user", "assistant", "user"]
+    assert ("reasoning_content" in sent["messages"][3]) == (include == "true")

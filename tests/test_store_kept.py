@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage
-from tractui.store.compile import merge_commits
+from tractui.core.settings import Settings
+from tractui.store.compile import compile_history, merge_commits
 from tractui.store.history import SESSIONS_KEPT, HistoryStore
 
 
@@ -145,3 +146,19 @@ def test_kept_chain_is_always_the_files(tmp_path_factory, steps):
                     store.update(target, status="error", usage=Usage(output_tokens=len(text)))
             for head in (None, target, ids[-1]):
                 assert as_stored(mine.chain(sid, head=head)) == as_stored(fresh_chain(path, sid, head))
+
+
+def test_a_reply_merged_with_thinking_is_still_sent_without_it(tmp_path):
+    """Both merges of a reply are remembered, one with its thinking (the gauge), one without
+    (what ``reasoning.includeInContext false`` sends); neither stands in for the other."""
+    with HistoryStore(tmp_path / "h.db") as store:
+        sid = store.create_session()
+        store.append(sid, "user", Content.human("hi"))
+        store.append(sid, "reasoning", Content(speaker="ai", blocks=[ThinkingBlock(thought="secret plan")]))
+        store.append(sid, "assistant", ai("answer"))
+        store.append(sid, "user", Content.human("more"))
+        chain = store.chain(sid)
+        assert merge_commits(chain)[1].thinking[0].thought == "secret plan"
+        sent = compile_history(chain, Settings())
+        assert sent[1].text == "answer" and sent[1].thinking == []
+        assert merge_commits(store.chain(sid))[1].thinking[0].thought == "secret plan"

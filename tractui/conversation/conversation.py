@@ -129,8 +129,8 @@ class Conversation:
         reply of the history merged as it is sent (remembered per reply, see ``compile``), so
         pressing Enter costs only what changed since."""
         await self.provider.warm()
-        if self.session_id is not None:
-            compile_history(self.history(), self.settings)
+        if self.session_id is not None:  # off the event loop: each reply's merge is its own, remembered whole
+            await asyncio.to_thread(compile_history, self.history(), self.settings)
 
     def switch_profile(self, config: ProviderConfig, settings: Settings, name: str | None) -> None:
         """Use ``config`` and ``settings`` from the next request on; the history stays."""
