@@ -5,6 +5,8 @@ The conversation itself is on its screen, ``ui/screens/chat.py``.
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -77,7 +79,14 @@ class TractApp(App[int]):
         return (c for c in super().get_system_commands(screen) if c.title != "Theme")
 
     def on_mount(self) -> None:
+        """The theme; and SIGTERM (``kill``, a shutdown) and SIGHUP (the terminal closed) end the
+        app as quitting does, where by default they kill it on the spot: the reply so far is saved
+        and marked interrupted, the draft kept, the MCP servers stopped, the terminal given back."""
         self.theme = self._wanted_theme
+        if not self.is_headless:
+            loop = asyncio.get_running_loop()
+            for ending in (signal.SIGTERM, signal.SIGHUP):
+                loop.add_signal_handler(ending, self.exit)
 
     def get_css_variables(self) -> dict[str, str]:
         variables = super().get_css_variables()
