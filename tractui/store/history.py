@@ -389,31 +389,26 @@ class HistoryStore:
         metadata: dict[str, Any] | None = None,
     ) -> None:
         """Rewrite a commit in place: the periodic flush of a streaming reply, and its final state."""
-        sets: list[str] = []
-        params: list[Any] = []
+        if status is not None and status not in STATUSES:
+            raise ValueError(f"unknown commit status '{status}'")
+        changes: dict[str, Any] = {}  # column → the value stored
         if content is not None:
-            sets.append("content = ?")
-            params.append(content.model_dump_json())
+            changes["content"] = content.model_dump_json()
         if status is not None:
-            if status not in STATUSES:
-                raise ValueError(f"unknown commit status '{status}'")
-            sets.append("status = ?")
-            params.append(status)
+            changes["status"] = status
         if usage is not None:
-            sets.append("usage = ?")
-            params.append(usage.model_dump_json())
+            changes["usage"] = usage.model_dump_json()
         if metadata is not None:
-            sets.append("metadata = ?")
-            params.append(json.dumps(metadata, ensure_ascii=False))
-        if not sets:
+            changes["metadata"] = json.dumps(metadata, ensure_ascii=False)
+        if not changes:
             return
-        self._write([(f"UPDATE commits SET {', '.join(sets)} WHERE id = ?", (*params, commit_id))])
-        columns = [_COLUMN_INDEX[assignment.split(" ")[0]] for assignment in sets]
-        for known in self._known.values():
+        assignments = ", ".join(f"{column} = ?" for column in changes)
+        self._write([(f"UPDATE commits SET {assignments} WHERE id = ?", (*changes.values(), commit_id))])
+        for known in self._known.values():  # what is kept follows the row as written
             if (row := known.rows.get(commit_id)) is not None:
                 changed = list(row)
-                for column, value in zip(columns, params, strict=True):
-                    changed[column] = value
+                for column, value in changes.items():
+                    changed[_COLUMN_INDEX[column]] = value
                 known.rows[commit_id] = tuple(changed)
                 known.commits.pop(commit_id, None)
 
