@@ -298,6 +298,7 @@ class ChatScreen(Screen[None]):
         if not initial:
             await self.show_earlier()
             self.call_after_refresh(self._refresh_footer)  # the messages first: the gauge reads the whole chain
+            self._prepare_next()  # another session (/sessions), or this one compacted
 
     def _refresh_footer(self) -> None:
         self.refresh_gauge()
