@@ -161,7 +161,8 @@ SESSIONS_KEPT = 4  # sessions whose commits stay in memory: a window reads one o
 class _Known:
     """One session's commits as last read or written through this store's connection."""
 
-    rows: dict[str, tuple[Any, ...]]  # every commit of the session, as stored
+    # every commit of the session: its row as stored, or only (id, parent) once read as a commit
+    rows: dict[str, tuple[Any, ...]]
     commits: dict[str, Commit] = field(default_factory=dict)  # those read as commits so far
 
 
@@ -406,6 +407,8 @@ class HistoryStore:
         self._write([(f"UPDATE commits SET {assignments} WHERE id = ?", (*changes.values(), commit_id))])
         for known in self._known.values():  # what is kept follows the row as written
             if (row := known.rows.get(commit_id)) is not None:
+                if commit_id in known.commits:  # its row is the commit's stored form
+                    row = self._insert(known.commits[commit_id])[1]
                 changed = list(row)
                 for column, value in changes.items():
                     changed[_COLUMN_INDEX[column]] = value
@@ -445,6 +448,7 @@ class HistoryStore:
         picked.reverse()
         for commit in _rows_to_commits([rows[i] for i in picked if i not in commits]):
             commits[commit.id] = commit
+            rows[commit.id] = (commit.id, commit.parent_id)  # the text is kept once, in the commit
         return [commits[i] for i in picked]
 
     def _known_of(self, session_id: str) -> _Known:
