@@ -1,8 +1,9 @@
-"""``kill`` (SIGTERM) and a closed terminal (SIGHUP) end the real app as quitting does.
+"""``kill`` (SIGTERM) and a closed terminal (SIGHUP, or none at all) end the real app as quitting does.
 
 By default either signal kills the process on the spot: the terminal is left
 in the app's mode (alternate screen, mouse reporting), the last moment of
-typing is lost. The app in a pseudo-terminal, on the offline demo provider.
+typing is lost; a terminal that vanished without a hangup left the app
+running at full CPU. The app in a pseudo-terminal, on the offline demo provider.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ def _read_until(fd: int, wanted: bytes, seen: bytearray, timeout: float) -> bool
     return wanted in seen
 
 
-@pytest.mark.parametrize("ending", [signal.SIGTERM, signal.SIGHUP])
-def test_a_signal_ends_the_app_cleanly_and_keeps_the_draft(tmp_path: Path, ending: signal.Signals) -> None:
+def _started(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, bytearray]:
+    """The app in a new session (the terminal is not its controlling one), words typed and shown."""
     master, slave = os.openpty()
     env = {
         **os.environ,
@@ -52,6 +53,18 @@ def test_a_signal_ends_the_app_cleanly_and_keeps_the_draft(tmp_path: Path, endin
         assert _read_until(master, b"demo", seen, 60), "no first frame"
         os.write(master, b"unsent words")
         assert _read_until(master, b"unsent words", seen, 30), "the typing never showed"
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        os.close(master)
+        raise
+    return proc, master, seen
+
+
+@pytest.mark.parametrize("ending", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_ends_the_app_cleanly_and_keeps_the_draft(tmp_path: Path, ending: signal.Signals) -> None:
+    proc, master, seen = _started(tmp_path)
+    try:
         proc.send_signal(ending)  # at once: the draft's own timer (0.5 s) has not written it yet
         _read_until(master, LEAVE_ALT_SCREEN, seen, 30)
         code = proc.wait(timeout=30)
@@ -64,3 +77,17 @@ def test_a_signal_ends_the_app_cleanly_and_keeps_the_draft(tmp_path: Path, endin
     assert LEAVE_ALT_SCREEN in seen  # the terminal given back
     assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words"
     assert b"Traceback" not in seen
+
+
+def test_a_terminal_gone_without_a_hangup_ends_the_app(tmp_path: Path) -> None:
+    """No controlling terminal, so no SIGHUP when it closes: the app notices it is gone."""
+    proc, master, _ = _started(tmp_path)
+    os.close(master)
+    try:
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 0
+    assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words"

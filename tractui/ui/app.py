@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
+import termios
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from tractui.core.settings import Settings
 
 QUIT_WINDOW = 2.0  # a second Ctrl+C within this many seconds quits
+TERMINAL_CHECK = 1.0  # seconds between two looks at whether the terminal is still there
 
 
 class TractApp(App[int]):
@@ -87,6 +90,16 @@ class TractApp(App[int]):
             loop = asyncio.get_running_loop()
             for ending in (signal.SIGTERM, signal.SIGHUP):
                 loop.add_signal_handler(ending, self.exit)
+            if sys.__stdin__ is not None and sys.__stdin__.isatty():
+                self.set_interval(TERMINAL_CHECK, self._check_terminal)
+
+    def _check_terminal(self) -> None:
+        """A terminal gone without a hangup (the app had none to get one from: started
+        detached) leaves it reading nothing forever at full CPU; it ends as on SIGHUP."""
+        try:
+            termios.tcgetattr(sys.__stdin__.fileno())  # type: ignore[union-attr]
+        except (termios.error, OSError, ValueError):
+            self.exit()
 
     def get_css_variables(self) -> dict[str, str]:
         variables = super().get_css_variables()
