@@ -461,7 +461,8 @@ async def test_warmed_client_is_the_one_the_request_uses(loopback: LoopbackServe
     loopback.add(openai_chat_reply(text="warm"))
     p = provider(loopback)
     await asyncio.gather(p.warm(), p.warm())
-    client = p.client
+    client = p._client
+    assert client is not None  # made by warm, not by the request
     assembler = MessageAssembler()
     async for event in p.stream([Content.human("hi")], Settings()):
         assembler.feed(event)

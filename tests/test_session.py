@@ -380,7 +380,8 @@ async def test_a_prepared_request_is_what_a_process_that_kept_nothing_sends(tmp_
         prepared = Conversation(kept, settings, config, session_id=sid)
         prepared.gauge()
         await prepared.prepare()
-        client = prepared.provider.client
+        client = prepared.provider._client
+        assert client is not None  # made ahead of the request
         await collect(prepared.send("q3"))
         assert prepared.provider.client is client  # the warmed client carried the request
         await prepared.aclose()

@@ -90,15 +90,17 @@ class TractApp(App[int]):
             loop = asyncio.get_running_loop()
             for ending in (signal.SIGTERM, signal.SIGHUP):
                 loop.add_signal_handler(ending, self.exit)
-            if sys.__stdin__ is not None and sys.__stdin__.isatty():
-                self.set_interval(TERMINAL_CHECK, self._check_terminal)
+            stdin = sys.__stdin__
+            if stdin is not None and stdin.isatty():
+                terminal = stdin.fileno()
+                self.set_interval(TERMINAL_CHECK, lambda: self._check_terminal(terminal))
 
-    def _check_terminal(self) -> None:
+    def _check_terminal(self, terminal: int) -> None:
         """A terminal gone without a hangup (the app had none to get one from: started
         detached) leaves it reading nothing forever at full CPU; it ends as on SIGHUP."""
         try:
-            termios.tcgetattr(sys.__stdin__.fileno())  # type: ignore[union-attr]
-        except (termios.error, OSError, ValueError):
+            termios.tcgetattr(terminal)
+        except (termios.error, OSError):
             self.exit()
 
     def get_css_variables(self) -> dict[str, str]:
