@@ -26,8 +26,10 @@ watches the emulated screen, as a user would see it:
 Each figure is the median over ``--runs`` runs (default 5), with the range.
 The in-process figures (``bench/ui_stream.py``) leave out the terminal
 driver's writes; these include them. A key or a line counts when the output
-that shows it is read from the terminal (the emulator's own time after that
-is reported apart). Both apps run with their bytecode written, as installed.
+that shows it is read from the terminal, timed by a thread that does nothing
+else, as a terminal reads it (the emulator, pure Python beside the loopback
+server, digests it later; its lag is reported apart). Both apps run with
+their bytecode written, as installed.
 Run: uv run python bench/external.py [--runs N] [--no-peer]
 """
 
@@ -39,6 +41,7 @@ import ctypes
 import fcntl
 import os
 import pty
+import queue
 import shutil
 import signal
 import statistics
@@ -47,6 +50,7 @@ import subprocess
 import sys
 import tempfile
 import termios
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -161,7 +165,6 @@ class Terminal:
         self.stream = pyte.ByteStream(self.screen)
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))  # before the app reads it
-        os.set_blocking(master, False)
         env = {
             **os.environ,
             **client.env(url, home),
@@ -187,23 +190,37 @@ class Terminal:
         self._awaited: tuple[Callable[[], bool], asyncio.Future[float]] | None = None
         self.emulator_lag: list[float] = []  # ms the emulator took over the output that showed one
         self._tail = b""
-        asyncio.get_running_loop().add_reader(master, self._read)
+        self._arrived: queue.SimpleQueue[tuple[float, bytes]] = queue.SimpleQueue()
+        self._loop = asyncio.get_running_loop()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
 
     def _read(self) -> None:
-        try:
-            data = os.read(self.master, 1 << 20)
-        except OSError:
-            return
-        now = time.perf_counter()
-        self.stream.feed(data)
-        seen = self._tail + data
-        for text, when in self.watched.items():
-            if not when and text in seen:
-                self.watched[text] = now
-        self._tail = data[-64:]
-        if self._awaited is not None and not self._awaited[1].done() and self._awaited[0]():
-            self._awaited[1].set_result(now)
-            self.emulator_lag.append((time.perf_counter() - now) * 1000)
+        """In a thread of its own: each piece of output, timed as it is read, as a terminal
+        reads it. The emulator (pure Python, in this process with the loopback server) may be
+        busy with the pieces before it; the time it takes is not the client's."""
+        while True:
+            try:
+                data = os.read(self.master, 1 << 20)
+            except OSError:
+                return  # the client is gone
+            if not data:
+                return
+            self._arrived.put((time.perf_counter(), data))
+            self._loop.call_soon_threadsafe(self._emulate)
+
+    def _emulate(self) -> None:
+        while not self._arrived.empty():
+            now, data = self._arrived.get()
+            self.stream.feed(data)
+            seen = self._tail + data
+            for text, when in self.watched.items():
+                if not when and text in seen:
+                    self.watched[text] = now
+            self._tail = data[-64:]
+            if self._awaited is not None and not self._awaited[1].done() and self._awaited[0]():
+                self._awaited[1].set_result(now)
+                self.emulator_lag.append((time.perf_counter() - now) * 1000)
 
     def watch(self, *texts: str) -> None:
         """Note when each of ``texts`` is first written to the terminal: a line that scrolls
@@ -268,9 +285,9 @@ class Terminal:
         return sorted(latencies), lost
 
     def close(self) -> None:
-        asyncio.get_running_loop().remove_reader(self.master)
         os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
+        self._reader.join(5)  # its read ends once the client's side of the pty is closed
         os.close(self.master)
 
 
@@ -517,6 +534,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-peer", action="store_true")
     args = parser.parse_args()
+    sys.setswitchinterval(0.0005)  # the reader thread times output as soon as it is read
     as_installed(sys.executable, str(ROOT / "tractui"))  # the site-packages are compiled by uv sync
     elia = None
     if not args.no_peer:
