@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import sys
 
-from tractui.ui.launch import GC_MIDDLE, GC_OLD, GC_YOUNG, tune_gc
+from tractui.ui.launch import GC_MIDDLE, GC_OLD, GC_YOUNG, SWITCH_INTERVAL, tune_gc, tune_threads
 from tractui.ui.streaming.pacing import FrameBudget, FrameBudgets
 
 
@@ -72,3 +72,12 @@ def test_tune_gc_collects_less_often_in_shorter_pauses_and_freezes_what_start_up
     finally:
         gc.unfreeze()
         gc.set_threshold(*threshold)
+
+
+def test_tune_threads_hands_the_interpreter_to_a_waiting_thread_sooner():
+    interval = sys.getswitchinterval()
+    try:
+        tune_threads()
+        assert sys.getswitchinterval() == SWITCH_INTERVAL < interval  # the input and output threads wait less
+    finally:
+        sys.setswitchinterval(interval)

@@ -53,6 +53,7 @@ def run_app(options: CliOptions) -> int:
     )
     app = TractApp(pending, notices=startup.notices, theme=startup.theme)
     tune_gc()
+    tune_threads()
     try:
         result = app.run()
     finally:
@@ -93,6 +94,20 @@ def tune_gc() -> None:
     else:  # an incremental collector: the other two numbers mean something else
         gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
     gc.freeze()
+
+
+SWITCH_INTERVAL = 0.001  # seconds a thread keeps the interpreter while another waits for it (default 0.005)
+
+
+def tune_threads() -> None:
+    """Hand the interpreter to a waiting thread after a millisecond, not five.
+
+    A typed key reaches the app through Textual's input thread and its echo
+    leaves through its output thread; while a reply streams the event loop
+    holds the interpreter almost all the time, and each of the two threads
+    waited up to the whole interval for it (figures: docs/ui.md, "Speed").
+    """
+    sys.setswitchinterval(SWITCH_INTERVAL)
 
 
 def _conversation(store: HistoryStore, startup: Startup, session_id: str | None) -> Conversation:
