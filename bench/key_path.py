@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TypedDict
 
 from external import END, RATE, ROOT, Client, chunks_body, started, tractui_client
 from loopback import LoopbackServer, sse
@@ -30,6 +31,17 @@ from startup import as_installed
 from ui_stream import PROSE, token_pieces
 
 EVERY = 0.15  # seconds between keys
+
+
+class Recorded(TypedDict):
+    """What ``key_path_app.py`` notes (perf_counter, one clock for both processes on Linux)."""
+
+    keys: list[float]  # a key reaching the input thread
+    handled: list[float]  # the prompt done with it
+    writes: list[float]  # output handed to the writer thread
+    updates: list[tuple[float, float]]  # screen layouts: start, seconds
+    collections: list[tuple[int, float]]  # garbage collections: generation, seconds
+    busy: float  # seconds in event-loop callbacks
 
 
 def instrumented() -> Client:
@@ -44,7 +56,7 @@ def instrumented() -> Client:
     return Client("tractui", argv, env, plain.ready, plain.send)
 
 
-async def measure(home: Path, tokens: int) -> tuple[list[tuple[float, float]], dict[str, object], float]:
+async def measure(home: Path, tokens: int) -> tuple[list[tuple[float, float]], Recorded, float]:
     """(pressed, read) per key, what the app recorded, and how long the keys were typed."""
     body, events = chunks_body([], [*token_pieces(PROSE, tokens), f"\n\n{END}\n"])
     server = LoopbackServer()
@@ -70,7 +82,8 @@ async def measure(home: Path, tokens: int) -> tuple[list[tuple[float, float]], d
     finally:
         term.close()
         await server.stop()
-    return presses, json.loads((home / "key_path.json").read_text()), span
+    recorded: Recorded = json.loads((home / "key_path.json").read_text())
+    return presses, recorded, span
 
 
 def _ms(values: list[float]) -> str:
@@ -79,13 +92,11 @@ def _ms(values: list[float]) -> str:
     return f"p50 {statistics.median(ordered) * 1000:6.1f}   p95 {p95 * 1000:6.1f}   max {ordered[-1] * 1000:6.1f} ms"
 
 
-def report(presses: list[tuple[float, float]], app: dict[str, object], span: float, tokens: int) -> None:
-    keys: list[float] = app["keys"]  # type: ignore[assignment]
-    handled: list[float] = app["handled"]  # type: ignore[assignment]
-    writes: list[float] = app["writes"]  # type: ignore[assignment]
+def report(presses: list[tuple[float, float]], app: Recorded, span: float, tokens: int) -> None:
+    keys, handled, writes = app["keys"], app["handled"], app["writes"]
     steps = ("input", "handled", "painted", "read")
     parts: dict[str, list[float]] = {name: [] for name in (*steps, "whole")}
-    for pressed, read in presses:  # perf_counter is one clock for both processes (CLOCK_MONOTONIC)
+    for pressed, read in presses:
         at = bisect.bisect_left(keys, pressed)
         done = bisect.bisect_left(handled, pressed)
         if at == len(keys) or done == len(handled) or keys[at] > read:
@@ -108,13 +119,12 @@ def report(presses: list[tuple[float, float]], app: dict[str, object], span: flo
     for name, label in labels.items():
         if parts[name]:
             print(f"  {label:42s} {_ms(parts[name])}")
-    updates: list[list[float]] = app["updates"]  # type: ignore[assignment]
-    busy: float = app["busy"]  # type: ignore[assignment]
-    print(f"while the keys were typed ({span:.1f} s): the app busy {busy / span:.0%} of the time")
+    updates = app["updates"]
+    print(f"while the keys were typed ({span:.1f} s): the app busy {app['busy'] / span:.0%} of the time")
     if updates:
         print(f"  {len(updates) / span:.1f} screen layouts a second, each {_ms([u[1] for u in updates])}")
     for generation, name in enumerate(("young", "middle", "full")):
-        pauses = [seconds for gen, seconds in app["collections"] if gen == generation]  # type: ignore[attr-defined]
+        pauses = [seconds for gen, seconds in app["collections"] if gen == generation]
         if pauses:
             print(
                 f"  {len(pauses)} {name} garbage collections, {sum(pauses) * 1000:.0f} ms in all, longest {max(pauses) * 1000:.1f} ms"

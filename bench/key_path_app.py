@@ -108,7 +108,7 @@ def stop(*_: object) -> None:
 Driver.process_message = process_message  # type: ignore[method-assign]
 TextArea._on_key = on_key  # type: ignore[method-assign]
 WriterThread.write = write  # type: ignore[method-assign]
-Screen._refresh_layout = refresh_layout  # type: ignore[method-assign]
+Screen._refresh_layout = refresh_layout  # type: ignore[method-assign, assignment]
 asyncio.events.Handle._run = handle  # type: ignore[method-assign]
 gc.callbacks.append(collecting)
 signal.signal(signal.SIGUSR1, start)
