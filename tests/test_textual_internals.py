@@ -58,6 +58,19 @@ async def test_anchor_released_says_the_user_scrolled_away_from_the_end():
         assert internals.anchor_released(log) is True, MOVED + "Widget._anchor_released (set on scrolling away)"
 
 
+async def test_forget_painted_lines_empties_what_a_painted_widget_keeps():
+    app = _Lines()
+    async with app.run_test(size=(30, 10)) as pilot:
+        await pilot.pause()
+        column = app.query_one("#column")
+        painted = [line for line in column.query(Static) if line._styles_cache._cache]
+        assert painted, MOVED + "Widget._styles_cache._cache (a painted widget's kept lines)"
+        internals.forget_painted_lines(column)
+        assert not any(line._styles_cache._cache for line in column.query(Static)), MOVED + "StylesCache.clear"
+        await pilot.pause()  # painted again when shown: nothing is lost
+        assert internals.screen_strips(app.screen)[0].text.strip() == "line 0"
+
+
 async def test_highlighted_code_is_the_fences_highlighted_content():
     app = _Lines()
     async with app.run_test(size=(30, 10)) as pilot:

@@ -7,6 +7,7 @@ import asyncio
 
 from textual.geometry import Offset
 from textual.selection import Selection
+from textual.widget import Widget
 from textual.widgets import Markdown
 from ui_support import build_app
 
@@ -103,6 +104,25 @@ async def test_every_segment_of_a_streamed_answer_ends_up_frozen(tmp_path):
         assert (
             "".join(part for f in frozen for part in f.sources) == source
         )  # none left live, waiting for a capture that never comes
+
+
+async def test_a_captured_segment_lets_go_of_its_painted_lines_when_it_is_removed(tmp_path):
+    # a removed widget lives on until a garbage collection finds its reference cycles; the
+    # lines it kept from painting (each with caches of its own) made every collection longer
+    app = build_app(tmp_path)
+    source = BLOCK * (3 * SEGMENT_CHARS // len(BLOCK))
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = AnswerView()
+        await app.query_one("#chat").mount(view)
+        await view.write(source)
+        await pilot.pause()
+        live = list(view.query_children(AnswerSegment))
+        painted = [block for segment in live for block in segment.walk_children(Widget)]
+        assert any(block._styles_cache._cache for block in painted)  # drawn, so they keep lines
+        await view.finish()
+        await _frozen_after_layout(pilot, view)
+        assert not any(segment.is_attached for segment in live)
+        assert not any(block._styles_cache._cache for block in painted)
 
 
 async def test_an_answer_removed_while_its_segments_wait_does_not_stop_later_captures(tmp_path):

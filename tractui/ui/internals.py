@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from textual import events
 from textual._compositor import ChopsUpdate, Compositor
+from textual.widget import Widget
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from textual.content import Content
     from textual.screen import Screen
     from textual.strip import Strip
-    from textual.widget import Widget
     from textual.widgets.markdown import MarkdownFence
 
 Painted = Callable[["Screen[object]", "RenderableType | None"], None]
@@ -45,6 +45,16 @@ def screen_strips(screen: Screen[object]) -> list[Strip]:
 def anchor_released(widget: Widget) -> bool:
     """The user scrolled an anchored widget away from its end (``is_anchored`` stays true)."""
     return widget._anchor_released
+
+
+def forget_painted_lines(widget: Widget) -> None:
+    """Let ``widget`` and its descendants drop the lines they keep from their last paint.
+
+    Textual keeps them after a widget is removed, until a garbage collection finds
+    the widget's reference cycles, and every line keeps caches of its own: each
+    collection meanwhile walked them all (figures: docs/ui.md, "Speed")."""
+    for node in widget.walk_children(Widget, with_self=True):
+        node._styles_cache.clear()
 
 
 def highlighted_code(fence: MarkdownFence) -> Content:

@@ -111,8 +111,12 @@ _QUEUES: weakref.WeakKeyDictionary[App[object], CaptureQueue] = weakref.WeakKeyD
 
 def _drop(widget: Widget) -> None:
     """Hide ``widget`` at once and remove it: until its removal is done, no frame draws
-    it beside what replaced it, and no capture or thaw takes it for a live one."""
+    it beside what replaced it, and no capture or thaw takes it for a live one. Hidden,
+    it is not painted again: the lines it kept from painting go now."""
+    from tractui.ui.internals import forget_painted_lines
+
     widget.display = False
+    forget_painted_lines(widget)
     widget.remove()
 
 
