@@ -125,6 +125,13 @@ def _attached(ref: weakref.ref[AnswerSegment]) -> bool:
     return segment is not None and segment.is_attached
 
 
+def _unplaced(segment: Widget) -> bool:
+    """Whether a block of ``segment`` was mounted after the last layout: it has no size yet,
+    and captured now it would be blank lines (the segment measures its height from its
+    blocks' content, so its own height can already be right)."""
+    return any(not block.size.width for block in segment.walk_children(Widget) if block.display)
+
+
 def safe_cut(text: str, start: int) -> int:
     """The first offset at or after ``start`` just past a blank line outside any
     code fence where the next line starts a paragraph (a letter); -1 if none.
@@ -258,8 +265,10 @@ class AnswerView(Column):
             return True  # removed, or growing again
         width = self.content_region.width
         laid_out = segment.is_mounted and width and segment.children and segment.outer_size.width == width
-        if not laid_out or segment.outer_size.height != segment.get_content_height(
-            self.content_region.size, self.app.size, width
+        if (
+            not laid_out
+            or segment.outer_size.height != segment.get_content_height(self.content_region.size, self.app.size, width)
+            or _unplaced(segment)
         ):
             return False
         if any(block.is_scrollable and block.max_scroll_x > 0 for block in segment.walk_children(Widget)):
