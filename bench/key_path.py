@@ -78,7 +78,6 @@ async def measure(home: Path, tokens: int) -> tuple[list[tuple[float, float]], R
         span = time.perf_counter() - began
         term.proc.send_signal(signal.SIGUSR2)
         await term.until(lambda: (home / "key_path.json").exists(), timeout=10)
-        await asyncio.sleep(0.2)  # written whole
     finally:
         term.close()
         await server.stop()

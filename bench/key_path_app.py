@@ -101,8 +101,10 @@ def stop(*_: object) -> None:
     on = False
     record = {"keys": keys, "handled": handled, "writes": writes, "updates": updates}
     record |= {"collections": collections, "busy": busy}
-    with open(os.environ["KEY_PATH_OUT"], "w") as out:
+    path = os.environ["KEY_PATH_OUT"]
+    with open(path + ".part", "w") as out:
         json.dump(record, out)
+    os.replace(path + ".part", path)  # whole when it appears
 
 
 Driver.process_message = process_message  # type: ignore[method-assign]
