@@ -189,6 +189,7 @@ class Terminal:
         # not when the emulator, busy with a frame's worth of output in this process, got through it
         self._awaited: tuple[Callable[[], bool], asyncio.Future[float]] | None = None
         self.emulator_lag: list[float] = []  # ms the emulator took over the output that showed one
+        self.typed = 0.0  # when ``key_latency`` last typed its key
         self._tail = b""
         self._arrived: queue.SimpleQueue[tuple[float, bytes]] = queue.SimpleQueue()
         self._loop = asyncio.get_running_loop()
@@ -263,7 +264,7 @@ class Terminal:
         """Type KEY and wait for the prompt to show one more of it: ms, or None if not within 5 s."""
         before = self.prompt().count(KEY)
         self.type(KEY)
-        pressed = time.perf_counter()
+        pressed = self.typed = time.perf_counter()
         shown = await self.shown(lambda: self.prompt().count(KEY) > before, timeout=5)
         return None if shown is None else (shown - pressed) * 1000
 

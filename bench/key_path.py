@@ -4,10 +4,11 @@ Runs ``tractui`` in a pseudo-terminal at 120×40 (as ``bench/external.py``
 does), under ``bench/key_path_app.py``, which notes inside the app when each
 key passes; streams a Markdown answer at 2,000 tokens/s from the loopback
 server and types a key every 150 ms. Prints, per key: the terminal to the
-app's input thread, to the prompt having handled it, to the output that shows
-it handed to the app's writer thread, to the terminal reading it; and, while the answer streamed, how busy the app was, its screen
-layouts (each lays out and paints the whole screen) and its garbage
-collections.
+app's input thread, to the app's message queue handing it over, to the
+prompt having handled it, to the output that shows it handed to the app's
+writer thread, to the terminal reading it; and, while the answer streamed,
+how busy the app was, its screen layouts (each lays out and paints the whole
+screen) and its garbage collections.
 Run: uv run python bench/key_path.py [--tokens N]
 """
 
@@ -37,6 +38,7 @@ class Recorded(TypedDict):
     """What ``key_path_app.py`` notes (perf_counter, one clock for both processes on Linux)."""
 
     keys: list[float]  # a key reaching the input thread
+    received: list[float]  # the app's message queue handing it to the app
     handled: list[float]  # the prompt done with it
     writes: list[float]  # output handed to the writer thread
     updates: list[tuple[float, float]]  # screen layouts: start, seconds
@@ -70,10 +72,9 @@ async def measure(home: Path, tokens: int) -> tuple[list[tuple[float, float]], R
         term.proc.send_signal(signal.SIGUSR1)
         began = time.perf_counter()
         while END not in term.text() and time.perf_counter() - began < 120:
-            pressed = time.perf_counter()
             latency = await term.key_latency()
             if latency is not None:
-                presses.append((pressed, pressed + latency / 1000))
+                presses.append((term.typed, term.typed + latency / 1000))
             await asyncio.sleep(EVERY)
         span = time.perf_counter() - began
         term.proc.send_signal(signal.SIGUSR2)
@@ -92,24 +93,26 @@ def _ms(values: list[float]) -> str:
 
 
 def report(presses: list[tuple[float, float]], app: Recorded, span: float, tokens: int) -> None:
-    keys, handled, writes = app["keys"], app["handled"], app["writes"]
-    steps = ("input", "handled", "painted", "read")
+    keys, received, handled, writes = app["keys"], app["received"], app["handled"], app["writes"]
+    steps = ("input", "received", "handled", "painted", "read")
     parts: dict[str, list[float]] = {name: [] for name in (*steps, "whole")}
     for pressed, read in presses:
         at = bisect.bisect_left(keys, pressed)
+        came = bisect.bisect_left(received, pressed)
         done = bisect.bisect_left(handled, pressed)
-        if at == len(keys) or done == len(handled) or keys[at] > read:
+        if at == len(keys) or came == len(received) or done == len(handled) or keys[at] > read:
             continue  # the app did not note it
         write = bisect.bisect_left(writes, handled[done])
         if write == len(writes):
             continue
-        times = (pressed, keys[at], handled[done], writes[write], read)
+        times = (pressed, keys[at], received[came], handled[done], writes[write], read)
         for name, before, after in zip(steps, times, times[1:], strict=False):
             parts[name].append(after - before)
         parts["whole"].append(read - pressed)
     print(f"a {tokens:,}-token answer at {RATE:,} tok/s, a key every {EVERY * 1000:.0f} ms: {len(presses)} keys")
     labels = {
         "input": "terminal → the app's input thread",
+        "received": "→ the app's message queue hands it over",
         "handled": "→ the prompt has handled it",
         "painted": "→ output showing it handed to the writer",
         "read": "→ written, and read by the terminal",

@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from textual import events
+from textual.app import App
 from textual.driver import Driver
 from textual.drivers._writer_thread import WriterThread
 from textual.screen import Screen
@@ -28,6 +29,7 @@ KEY = "§"
 clock = time.perf_counter
 on = False
 keys: list[float] = []  # a KEY reaching the input thread
+received: list[float] = []  # ... the app's message queue handing it to the app
 handled: list[float] = []  # ... and the prompt done with it
 writes: list[float] = []  # output handed to the writer thread
 updates: list[tuple[float, float]] = []  # screen layouts: start, seconds
@@ -41,6 +43,15 @@ def process_message(self: Driver, message: Any) -> None:
     if on and isinstance(message, events.Key) and message.character == KEY:
         keys.append(clock())
     _process(self, message)
+
+
+_on_event = App.on_event
+
+
+async def on_event(self: App[object], event: events.Event) -> None:
+    if on and isinstance(event, events.Key) and event.character == KEY and not event.is_forwarded:
+        received.append(clock())
+    await _on_event(self, event)
 
 
 _on_key = TextArea._on_key
@@ -99,7 +110,7 @@ def start(*_: object) -> None:
 def stop(*_: object) -> None:
     global on
     on = False
-    record = {"keys": keys, "handled": handled, "writes": writes, "updates": updates}
+    record = {"keys": keys, "received": received, "handled": handled, "writes": writes, "updates": updates}
     record |= {"collections": collections, "busy": busy}
     path = os.environ["KEY_PATH_OUT"]
     with open(path + ".part", "w") as out:
@@ -108,6 +119,7 @@ def stop(*_: object) -> None:
 
 
 Driver.process_message = process_message  # type: ignore[method-assign]
+App.on_event = on_event  # type: ignore[method-assign, assignment]
 TextArea._on_key = on_key  # type: ignore[method-assign]
 WriterThread.write = write  # type: ignore[method-assign]
 Screen._refresh_layout = refresh_layout  # type: ignore[method-assign, assignment]

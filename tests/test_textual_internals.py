@@ -98,6 +98,66 @@ async def test_watch_painted_sees_each_update_and_painted_rows_reads_it():
         assert any("changed" in row for row in rows), MOVED + "App._display or ChopsUpdate.chops/spans"
 
 
+class _Label(Widget):
+    """Its text changes without a layout, as a prompt's line does."""
+
+    text: Reactive[str] = Reactive("")
+
+    def render(self) -> str:
+        return self.text
+
+
+class _Labels(App[None]):
+    CSS = "_Label { height: 1; }"
+
+    def compose(self) -> ComposeResult:
+        yield _Label(id="a")
+        yield _Label(id="b")
+
+
+async def test_paint_now_draws_a_widgets_marked_lines_before_the_screens_update():
+    app = _Labels()
+    outputs: list[str] = []
+
+    def painted(screen, update) -> None:
+        if update is not None:
+            outputs.append(internals.update_output(app, update))
+
+    async with app.run_test(size=(30, 10)) as pilot:
+        await pilot.pause()
+        internals.watch_painted(app, painted)
+        a, b = app.query_one("#a", _Label), app.query_one("#b", _Label)
+        b.text = "unchanged"  # marked, not painted now: paint_now paints only what it is given
+        with app.batch_update():  # a batch holds back the screen's updates, not this one
+            a.text = "changed"
+            assert internals.paint_now(a), MOVED + "Widget._repaint_regions / Screen._layout_widgets"
+        assert len(outputs) == 1 and "changed" in outputs[0], MOVED + "Compositor.update_widgets / render_update"
+        assert "unchanged" not in outputs[0]
+        assert not internals.paint_now(a), "nothing marked: nothing painted"
+        a.text = "moved"
+        a.refresh(layout=True)
+        assert not internals.paint_now(a), MOVED + "Widget._layout_required (a pending layout must hold it)"
+
+
+async def test_frame_output_draws_the_screen_and_update_output_an_update():
+    import pyte
+
+    app = _Lines()
+    async with app.run_test(size=(30, 10)) as pilot:
+        await pilot.pause()
+        terminal = pyte.Screen(30, 10)
+        stream = pyte.Stream(terminal)
+        stream.feed(internals.frame_output(app.screen))
+        assert terminal.display[0].rstrip() == "line 0", MOVED + "LayoutUpdate.render_segments"
+        internals.watch_painted(
+            app, lambda screen, update: stream.feed(internals.update_output(app, update)) if update else None
+        )
+        app.query_one("#column").children[1].update("changed")  # type: ignore[attr-defined]
+        await pilot.pause()
+        await pilot.pause()
+        assert terminal.display[1].rstrip() == "changed", MOVED + "CompositorUpdate.render_segments"
+
+
 async def test_send_key_reaches_the_focused_widget():
     pressed: list[str] = []
 

@@ -238,3 +238,63 @@ async def test_an_unsent_draft_survives_a_kill_and_comes_back(tmp_path):
         await pilot.press("enter")  # sent: no draft is left behind
         await settle(pilot)
         await wait_for(pilot, lambda: not draft_path().exists())
+
+
+async def test_a_key_typed_while_a_reply_streams_is_drawn_at_once_as_a_whole_screen_draw_shows_it(tmp_path, loopback):
+    """The prompt paints a typed key itself (``internals.paint_now``) instead of waiting for the
+    screen's next update, which waits behind the streaming reply's layout. Each key shows in an
+    update that draws prompt rows only; those rows are then what drawing the whole screen at
+    once shows; and a terminal fed every update ends as the whole screen drawn at once."""
+    import pyte
+    from loopback import sse
+    from ui_support import chat_stream, loop_config, wait_for
+
+    from tractui.ui import internals
+
+    width, height = SIZE
+    body = chat_stream([], [f"- item {i}: a few words that make a list grow\n" for i in range(400)])
+    loopback.add(sse(body, rate=len(body) / 4))  # four seconds of reply
+    app = build_app(tmp_path, config=loop_config(loopback))
+
+    def drawn_whole() -> pyte.Screen:
+        whole = pyte.Screen(width, height)
+        pyte.Stream(whole).feed(internals.frame_output(app.screen))
+        return whole
+
+    def cells(screen: pyte.Screen, rows: range) -> list[list[object]]:
+        return [[screen.buffer[y][x] for x in range(width)] for y in rows]
+
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        box = app.query_one("#input")
+        terminal = drawn_whole()
+        feed = pyte.Stream(terminal).feed
+        echoes: list[tuple[bool, bool]] = []  # per key shown: prompt rows only?, as drawn whole?
+
+        def painted(screen, update) -> None:
+            if update is None:
+                return
+            before = sum(terminal.display[y].count("z") for y in range(box.region.y, box.region.bottom))
+            feed(internals.update_output(app, update))
+            rows = range(box.region.y, box.region.bottom)
+            if sum(terminal.display[y].count("z") for y in rows) > before:
+                outside = internals.painted_rows(update, 0, rows.start) + internals.painted_rows(
+                    update, rows.stop, height
+                )
+                echoes.append((not any(outside), cells(terminal, rows) == cells(drawn_whole(), rows)))
+
+        internals.watch_painted(app, painted)
+        await type_line(pilot, "go")
+        await wait_for(pilot, lambda: app.chat.renderer is not None)
+        while app.chat.renderer is not None and len(echoes) < 12:
+            shown = len(echoes)
+            internals.send_key(app, "z")
+            await wait_for(pilot, lambda shown=shown: len(echoes) > shown)
+            await pilot.pause(0.05)
+        assert len(echoes) >= 3, "keys were typed while the reply streamed"
+        assert all(alone for alone, _ in echoes), "each key was drawn by itself, not with the reply's next frame"
+        assert all(same for _, same in echoes)
+        await settle(pilot)
+        await pilot.pause(0.2)
+        assert cells(terminal, range(height)) == cells(drawn_whole(), range(height))
+        assert box.text == "z" * len(echoes)

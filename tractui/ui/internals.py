@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual import events
-from textual._compositor import ChopsUpdate, Compositor
+from textual._compositor import ChopsUpdate, Compositor, CompositorUpdate, LayoutUpdate
 from textual.widget import Widget
 
 if TYPE_CHECKING:
@@ -57,6 +57,38 @@ def forget_painted_lines(widget: Widget) -> None:
         node._styles_cache.clear()
 
 
+def paint_now(widget: Widget) -> bool:
+    """Paint the lines ``widget`` marked for repaint at once, instead of with the screen's next
+    update (up to a frame later, then behind a layout of the whole screen, and never while a
+    batch update is open).
+
+    Only the screen rows of those lines are drawn, from the layout on screen, so a half-made
+    batch elsewhere is not shown; and only when no pending layout can move ``widget`` (its
+    own, an ancestor's, the screen's): then the next update draws it. True if painted."""
+    app = widget.app
+    screen = widget.screen
+    if app.is_inline or screen is not app.screen or not widget._repaint_regions:
+        return False
+    compositor = screen._compositor
+    if widget not in compositor.visible_widgets:
+        return False
+    if screen._layout_required and not screen._layout_widgets:
+        return False
+    for node in widget.ancestors_with_self:
+        if not isinstance(node, Widget):
+            break
+        if node in screen._layout_widgets or (node is not screen and node._layout_required):
+            return False
+    compositor.update_widgets({widget})
+    update = compositor.render_update(screen_stack=app._background_screens)
+    batched, app._batch_count = app._batch_count, 0
+    try:
+        app._display(screen, update)
+    finally:
+        app._batch_count = batched
+    return True
+
+
 def highlighted_code(fence: MarkdownFence) -> Content:
     """The fence's code as Textual highlighted it for the current theme."""
     return fence._highlighted_code
@@ -87,6 +119,21 @@ def painted_rows(renderable: RenderableType, top: int, bottom: int) -> list[list
     if region is None or strips is None:
         return []
     return [list(line) for y, line in enumerate(strips, region.y) if top <= y < bottom]
+
+
+def update_output(app: App[object], renderable: RenderableType) -> str:
+    """What the driver writes to the terminal for an update ``watch_painted`` saw (without
+    the synchronized-output brackets and the cursor move around it)."""
+    if isinstance(renderable, CompositorUpdate):
+        return renderable.render_segments(app.console)
+    return app.console._render_buffer(app.console.render(renderable))
+
+
+def frame_output(screen: Screen[object]) -> str:
+    """What the driver would write to draw the whole screen from nothing, as it is now."""
+    return LayoutUpdate([[strip] for strip in screen_strips(screen)], screen.size.region).render_segments(
+        screen.app.console
+    )
 
 
 def send_key(app: App[object], character: str) -> None:

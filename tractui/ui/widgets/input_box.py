@@ -10,6 +10,8 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
+from tractui.ui.internals import paint_now
+
 
 class InputBox(TextArea):
     class Submitted(Message):
@@ -31,6 +33,11 @@ class InputBox(TextArea):
         self._walk: int | None = None
         self._draft = ""
         self.completing = False
+
+    def on_idle(self, event: events.Idle) -> None:
+        """Show a typed key at once: the screen's next update may wait behind the layout of a
+        streaming reply (the key's whole way to the screen: docs/ui.md, "Speed")."""
+        paint_now(self)
 
     def remember(self, text: str) -> None:
         if text.strip() and (not self.sent or self.sent[-1] != text):
