@@ -6,7 +6,9 @@ import asyncio
 
 from textual.app import App
 
+from tractui.ui.streaming import frames
 from tractui.ui.streaming.frames import FrameLoop
+from tractui.ui.streaming.pacing import FrameBudgets
 
 
 class _SlowRenderer:
@@ -51,3 +53,54 @@ async def test_a_frame_the_timer_began_is_drawn_whole_before_the_reply_finishes(
         await pilot.pause()
         assert renderer.flushed == ["frame", "finish"]
         assert ended == [True]
+
+
+class _Counting:
+    """A renderer that counts what each frame showed."""
+
+    def __init__(self) -> None:
+        self.backlog: dict[str, int] = {}
+        self.frames: list[int] = []
+        self.message = None
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.backlog)
+
+    def feed(self, event: str) -> None:
+        self.backlog["text"] = self.backlog.get("text", 0) + len(event)
+
+    async def flush(self) -> None:
+        self.frames.append(self.backlog.pop("text", 0))
+
+    async def finish(self) -> None:
+        await self.flush()
+
+
+async def _first_frame(typing: bool) -> int:
+    app: App[None] = App()
+    async with app.run_test():
+        loop = FrameLoop(app.screen, drawn=lambda: None, gauge=lambda: None)
+        renderer = _Counting()
+        loop.begin(renderer)  # type: ignore[arg-type]
+        if typing:
+            loop.input_came()
+
+        async def stream():
+            for _ in range(100):  # a flood: all there at once
+                yield "x" * 100
+
+        async def then() -> None:
+            pass
+
+        await loop.run(stream, renderer, then)  # type: ignore[arg-type]
+        return renderer.frames[0]
+
+
+async def test_while_the_user_types_a_flood_is_drawn_in_smaller_frames(monkeypatch):
+    """Each frame ends with a layout that a key waits for; while keys come, frames take half
+    their budget (and teach it nothing), so a key waits less for the frame being drawn."""
+    monkeypatch.setattr(frames, "FRAME", 60.0)  # only the budget ends a frame, however slow the machine
+    budget = FrameBudgets().of("text").chars
+    assert await _first_frame(typing=False) == budget
+    assert await _first_frame(typing=True) == budget // 2

@@ -52,6 +52,12 @@ def test_each_kind_of_text_learns_its_own_budget():
     assert not budgets.full({"text": fresh - 1}) and budgets.full({"text": fresh})
 
 
+def test_a_share_of_a_frame_is_full_sooner():
+    budgets = FrameBudgets()
+    chars = budgets.of("text").chars
+    assert budgets.full({"text": chars // 2}, share=0.5) and not budgets.full({"text": chars // 2})
+
+
 def test_a_mixed_frame_is_full_by_shares_and_teaches_the_kind_that_filled_it():
     budgets = FrameBudgets()
     budgets.of("thinking").chars, budgets.of("text").chars = 10_000, 1000

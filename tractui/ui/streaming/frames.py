@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 FRAME = 1 / 30  # streaming updates are batched to this rate
 GAUGE_EVERY = 0.25  # seconds between gauge readings while streaming
 PAINT_WAIT = 1.0  # longest wait for a frame to be painted before taking more of the stream
+TYPING = 1.0  # seconds after the user's last key, click or scroll during which frames are smaller
+TYPING_SHARE = 0.5  # of a frame's budget, meanwhile
 
 
 class FrameLoop:
@@ -40,6 +42,7 @@ class FrameLoop:
         self._lock = asyncio.Lock()
         self._last_gauge = 0.0
         self._input_unshown = False  # a key, paste, click or scroll came since the last frame
+        self._input_at = -TYPING  # when the last one came
 
     def begin(self, renderer: ReplyRenderer) -> None:
         """``renderer`` is now the one drawn; the key that sent it is painted with its first frame."""
@@ -48,6 +51,7 @@ class FrameLoop:
 
     def input_came(self) -> None:
         self._input_unshown = True
+        self._input_at = time.perf_counter()
 
     async def run(
         self,
@@ -64,12 +68,15 @@ class FrameLoop:
         try:
             async for event in stream():
                 renderer.feed(event)
-                if clock() >= next_frame or budgets.full(renderer.backlog):
+                # while the user types, smaller frames: a key waits less for the one being drawn
+                typing = clock() - self._input_at < TYPING
+                if clock() >= next_frame or budgets.full(renderer.backlog, TYPING_SHARE if typing else 1.0):
                     # a burst of queued events: draw them (keys get in meanwhile), a frame's worth at a time
                     await self._show_input()  # not part of the frame the budget learns from
                     started, shown = clock(), renderer.backlog
                     await self.frame()
-                    budgets.frame_took(shown, clock() - started)
+                    if not typing:  # a frame cut short for the user says little about the display
+                        budgets.frame_took(shown, clock() - started)
                     next_frame = clock() + FRAME
         finally:
             async with self._lock:

@@ -24,7 +24,7 @@ class FrameBudget:
     the target, smaller frames would only show less per frame.
     """
 
-    target: float = 0.07  # seconds a frame should take
+    target: float = 0.14  # seconds a frame should take
     floor: int = 400  # about a hundred tokens
     ceiling: int = 50_000
     chars: int = 2000  # the budget until frames have been timed
@@ -54,9 +54,9 @@ class FrameBudgets:
             budget = self.budgets[kind] = FrameBudget()
         return budget
 
-    def full(self, backlog: Mapping[str, int]) -> bool:
-        """Whether the queued text, of whatever kinds, is a frame's worth."""
-        return sum(chars / self.of(kind).chars for kind, chars in backlog.items()) >= 1
+    def full(self, backlog: Mapping[str, int], share: float = 1.0) -> bool:
+        """Whether the queued text, of whatever kinds, is ``share`` of a frame's worth."""
+        return sum(chars / self.of(kind).chars for kind, chars in backlog.items()) >= share
 
     def frame_took(self, backlog: Mapping[str, int], seconds: float) -> None:
         """Learn from one frame: it tells about the kind that filled most of its budget."""
