@@ -252,8 +252,8 @@ async def test_a_key_typed_while_a_reply_streams_is_drawn_at_once_as_a_whole_scr
     from tractui.ui import internals
 
     width, height = SIZE
-    body = chat_stream([], [f"- item {i}: a few words that make a list grow\n" for i in range(400)])
-    loopback.add(sse(body, rate=len(body) / 4))  # four seconds of reply
+    body = chat_stream([], [f"Paragraph {i}: a few words that make the answer grow.\n\n" for i in range(150)])
+    loopback.add(sse(body, rate=len(body) / 3))  # three seconds of reply
     app = build_app(tmp_path, config=loop_config(loopback))
 
     def drawn_whole() -> pyte.Screen:
