@@ -274,9 +274,9 @@ async def test_a_key_typed_while_a_reply_streams_is_drawn_at_once_as_a_whole_scr
         def painted(screen, update) -> None:
             if update is None:
                 return
-            before = sum(terminal.display[y].count("z") for y in range(box.region.y, box.region.bottom))
-            feed(internals.update_output(app, update))
             rows = range(box.region.y, box.region.bottom)
+            before = sum(terminal.display[y].count("z") for y in rows)
+            feed(internals.update_output(app, update))
             if sum(terminal.display[y].count("z") for y in rows) > before:
                 outside = internals.painted_rows(update, 0, rows.start) + internals.painted_rows(
                     update, rows.stop, height

@@ -124,9 +124,9 @@ def painted_rows(renderable: RenderableType, top: int, bottom: int) -> list[list
 def update_output(app: App[object], renderable: RenderableType) -> str:
     """What the driver writes to the terminal for an update ``watch_painted`` saw (without
     the synchronized-output brackets and the cursor move around it)."""
-    if isinstance(renderable, CompositorUpdate):
-        return renderable.render_segments(app.console)
-    return app.console._render_buffer(app.console.render(renderable))
+    if not isinstance(renderable, CompositorUpdate):
+        raise TypeError(f"not a screen update: {type(renderable).__name__}")
+    return renderable.render_segments(app.console)
 
 
 def frame_output(screen: Screen[object]) -> str:

@@ -68,9 +68,9 @@ class FrameLoop:
         try:
             async for event in stream():
                 renderer.feed(event)
-                # while the user types, smaller frames: a key waits less for the one being drawn
-                typing = clock() - self._input_at < TYPING
-                if clock() >= next_frame or budgets.full(renderer.backlog, TYPING_SHARE if typing else 1.0):
+                now = clock()
+                typing = now - self._input_at < TYPING  # smaller frames: a key waits less for the one drawn
+                if now >= next_frame or budgets.full(renderer.backlog, TYPING_SHARE if typing else 1.0):
                     # a burst of queued events: draw them (keys get in meanwhile), a frame's worth at a time
                     await self._show_input()  # not part of the frame the budget learns from
                     started, shown = clock(), renderer.backlog
