@@ -173,6 +173,35 @@ async def test_send_key_reaches_the_focused_widget():
         assert pressed == ["z"], MOVED + "App._driver.send_message"
 
 
+async def test_an_append_hands_the_grown_last_block_to_update_from_block_with_its_items():
+    """``GrowsInPlace``: ``Markdown.append`` re-parses the last block and hands it to the mounted
+    one's ``_update_from_block``; ``list_items`` reads a new list's items from it."""
+    from markdown_it import MarkdownIt
+
+    from tractui.ui.widgets.answer_segment import AnswerSegment
+
+    class Lists(App[None]):
+        def compose(self) -> ComposeResult:
+            yield AnswerSegment()  # a segment is only ever appended to, from empty
+
+    app = Lists()
+    async with app.run_test(size=(30, 10)) as pilot:
+        segment = app.query_one(AnswerSegment)
+        await segment.append("- a\n- b\n")
+        await pilot.pause()
+        bullets = segment.children[0]
+        first = bullets.children[0]
+        await segment.append("- c\n")
+        await pilot.pause()
+        # grown in place: the list and its first row are the ones mounted before
+        assert segment.children[0] is bullets and bullets.children[0] is first, MOVED + "_update_from_block"
+        assert len(bullets.children) == 3
+        token = MarkdownIt().parse("- x\n")[0]
+        block = Markdown.BLOCKS["bullet_list_open"](segment, token)
+        assert isinstance(getattr(block, "_blocks", None), list), MOVED + "MarkdownBlock._blocks"
+        assert internals.list_items(block) is block._blocks
+
+
 def test_virtual_size_is_a_reactive_laid_out_overrides():
     """``LaidOut`` redeclares it without ``layout=True``: the override only means something while
     Textual's own is a reactive that asks for a layout."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from textual.geometry import Offset
 from textual.selection import Selection
 from textual.widget import Widget
@@ -12,7 +13,7 @@ from textual.widgets import Markdown
 from ui_support import build_app
 
 from tractui.ui.internals import capture_strips as capture
-from tractui.ui.widgets.answer import LONG_LINE, SEGMENT_CHARS, AnswerView, line_cut, safe_cut
+from tractui.ui.widgets.answer import LONG_LINE, SEGMENT_CHARS, AnswerView, line_cut, list_cut, safe_cut
 from tractui.ui.widgets.answer_segment import AnswerSegment
 from tractui.ui.widgets.frozen import FrozenSegment
 from tractui.ui.widgets.message import AssistantMessage
@@ -66,7 +67,7 @@ async def test_a_long_line_streamed_is_cut_as_on_resume_into_paragraphs_with_eve
 
 async def test_long_streamed_answer_is_segmented_and_complete(tmp_path):
     app = build_app(tmp_path)
-    source = BLOCK * (3 * SEGMENT_CHARS // len(BLOCK) + 2)
+    source = BLOCK * (3 * SEGMENT_CHARS // len(BLOCK) + 2) + "```python\nprint(1)\n```\n"  # ends in code
     async with app.run_test(size=(100, 40)) as pilot:
         message = AssistantMessage(app.chat.count, app.clock)
         await app.query_one("#chat").mount(message)
@@ -102,7 +103,7 @@ async def test_every_segment_of_a_streamed_answer_ends_up_frozen(tmp_path):
             await asyncio.sleep(0.2)  # the capture queue runs, finds nothing laid out, and must wait
         frozen = await _frozen_after_layout(pilot, answer)
         assert (
-            "".join(part for f in frozen for part in f.sources) == source
+            "".join(part for f in frozen for part in _texts(f)) == source
         )  # none left live, waiting for a capture that never comes
 
 
@@ -141,7 +142,7 @@ async def test_an_answer_removed_while_its_segments_wait_does_not_stop_later_cap
         await second.write(source)
         await second.finish()
         frozen = await _frozen_after_layout(pilot, second)
-        assert "".join(part for f in frozen for part in f.sources) == source
+        assert "".join(part for f in frozen for part in _texts(f)) == source
 
 
 async def test_history_answer_is_segmented_the_same_way(tmp_path):
@@ -155,10 +156,14 @@ async def test_history_answer_is_segmented_the_same_way(tmp_path):
         assert len(sources) >= 2 and "".join(sources) == source
 
 
+def _texts(frozen: FrozenSegment) -> list[str]:
+    return [source for source, _ in frozen.parts]
+
+
 def _sources(view: AnswerView) -> list[str]:
     """The source of each segment on screen, live or frozen (a frozen widget draws a run of them)."""
     shown = [s for s in view.children if s.display]  # a captured segment is hidden at once, removed soon after
-    return [part for s in shown for part in (s.sources if isinstance(s, FrozenSegment) else [s.source])]
+    return [part for s in shown for part in (_texts(s) if isinstance(s, FrozenSegment) else [s.source])]
 
 
 async def _frozen_after_layout(pilot, view: AnswerView) -> list[FrozenSegment]:
@@ -188,8 +193,8 @@ async def test_finished_segments_are_frozen_to_the_lines_one_markdown_would_draw
         frozen = await _frozen_after_layout(pilot, view)
         # one widget draws the whole run of segments; on a loaded machine a segment not laid out in time is
         # captured after a later one, in a widget of its own (CaptureQueue): the lines are the same either way
-        assert sum(len(f.sources) for f in frozen) >= 3 and len(frozen) <= 2
-        assert "".join(source for f in frozen for source in f.sources) == source
+        assert sum(len(_texts(f)) for f in frozen) >= 3 and len(frozen) <= 2
+        assert "".join(source for f in frozen for source in _texts(f)) == source
         assert not view.query("MarkdownBlock")  # the blocks' widgets are gone, not just hidden
         assert [line for f in frozen for line in f.lines] == _reference_lines(pilot, reference)
         assert sum(f.outer_size.height for f in frozen) == view.size.height == reference.outer_size.height
@@ -197,10 +202,74 @@ async def test_finished_segments_are_frozen_to_the_lines_one_markdown_would_draw
         await pilot.resize_terminal(50, 40)  # a new width: captured again at that width
         await pilot.pause()
         frozen = await _frozen_after_layout(pilot, view)
-        assert sum(len(f.sources) for f in frozen) >= 3 and len(frozen) <= 2  # thawed, frozen again
+        assert sum(len(_texts(f)) for f in frozen) >= 3 and len(frozen) <= 2  # thawed, frozen again
         assert {f.captured_width for f in frozen} == {view.content_region.width}
         assert [line for f in frozen for line in f.lines] == _reference_lines(pilot, reference)
         assert max(len(line) for f in frozen for line in f.lines) <= 50
+
+
+def _long_lists() -> str:
+    """A bullet list with sub-items and an item of two paragraphs, a numbered list to 30, one
+    numbered ``1.`` throughout (shown 1, 2, 3...) and a paragraph: each list far longer than a segment."""
+    bullets = []
+    for n in range(1, 37):
+        bullets.append(f"- **Item {n}**: reverse the slice in place, then check `items[{n}]`.")
+        if n % 7 == 0:
+            bullets += ["  - a copy costs O(n)", "  - `reversed()` is lazy"]
+        if n == 20:
+            bullets += ["", "  A second paragraph of the same item, indented under it.", ""]
+    numbered = [f"{n}. Step {n} of the plan, with *some* emphasis." for n in range(1, 31)]
+    same = [f"1. Again step {n}, numbered one by the writer." for n in range(1, 21)]
+    between = "\n\nThen, from the top:\n\n"  # numbered items right after numbered items are the same list
+    return "\n".join(bullets) + "\n\n" + "\n".join(numbered) + between + "\n".join(same) + "\n\nThe end.\n"
+
+
+def test_list_cut_cuts_between_the_items_of_one_top_level_list():
+    assert list_cut("- a\n- b\n- c\n", 0) == 4
+    assert list_cut("- a\n  - x\n  - y\n- b", 0) == len("- a\n  - x\n  - y\n")  # not in the sub-list
+    assert list_cut("- a\n\n  more of a\n- b", 0) == len("- a\n\n  more of a\n")
+    assert list_cut("1. a\n2. b", 0) == 5 and list_cut("3. a\n4. b", 0) == 5
+    assert list_cut("para\n- a\n- b", 0) == len("para\n- a\n")  # the first item starts the list: not there
+    assert list_cut("- a\n\nplain\n- b", 0) == -1  # a new list, after a paragraph
+    assert list_cut("- a\n* b", 0) == -1  # another bullet starts another list
+    assert list_cut("1. a\n1. b", 0) == -1  # shown as 2: a list of its own would show 1
+    assert list_cut("- a\n- - -", 0) == -1  # a rule
+    assert list_cut("- a\n- **", 0) == -1 and list_cut("- a\n- **b", 0) == 4  # known at its first letter
+    assert list_cut("```\n- a\n- b\n", 0) == -1  # code
+    assert list_cut("> - a\n> - b", 0) == -1  # not top-level
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["resumed", "streamed"])
+async def test_a_long_list_is_cut_between_items_and_drawn_as_one_markdown_draws_it(tmp_path, streamed):
+    """Resumed: each part drawn from its source; streamed: each list grown in place, item by
+    item (its numbers growing a digit on the way, 9 to 10), then cut."""
+    app = build_app(tmp_path)
+    source = _long_lists()
+    async with app.run_test(size=(100, 40)) as pilot:
+        chat = app.query_one("#chat")
+        view = AnswerView("" if streamed else source)
+        await chat.mount(view)
+        if streamed:
+            for i in range(0, len(source), 29):
+                await view.write(source[i : i + 29])
+                if i % 4 == 0:
+                    await pilot.pause()  # some pieces are laid out before the next arrives
+            await view.finish()
+        reference = Markdown(source)  # mounted last: its hundreds of widgets would slow every layout of the stream
+        reference.styles.padding = 0
+        await chat.mount(reference)
+        frozen = await _frozen_after_layout(pilot, view)
+        parts = [part for f in frozen for part in f.parts]
+        assert "".join(source for source, _ in parts) == source
+        assert sum(continues for _, continues in parts) >= 3  # cut inside each of the first two lists
+        assert any(s.startswith("- ") for s, _ in parts) and any(s[0].isdigit() for s, _ in parts)
+        assert [line for f in frozen for line in f.lines] == _reference_lines(pilot, reference)
+
+        await pilot.resize_terminal(50, 40)  # thawed and captured again, each part as it was cut
+        await pilot.pause()
+        frozen = await _frozen_after_layout(pilot, view)
+        assert [part for f in frozen for part in f.parts] == parts
+        assert [line for f in frozen for line in f.lines] == _reference_lines(pilot, reference)
 
 
 async def test_a_theme_switch_recaptures_frozen_segments_in_the_new_colours(tmp_path):
@@ -324,7 +393,7 @@ async def test_the_segments_of_one_answer_are_captured_in_order(tmp_path):
             late.add(view.children[0].source)  # type: ignore[attr-defined]
         frozen = await _frozen_after_layout(pilot, view)
         assert len(captured) >= 3 and "".join(captured) == source  # the first waited, and the others after it
-        assert len(frozen) == 1 and "".join(frozen[0].sources) == source
+        assert len(frozen) == 1 and "".join(_texts(frozen[0])) == source
 
 
 async def test_thawing_twice_before_the_first_thaw_is_done_draws_the_answer_once(tmp_path):
@@ -338,7 +407,7 @@ async def test_thawing_twice_before_the_first_thaw_is_done_draws_the_answer_once
         view.thaw()
         frozen = await _frozen_after_layout(pilot, view)
         assert "".join(_sources(view)) == source
-        assert "".join(part for f in frozen for part in f.sources) == source
+        assert "".join(part for f in frozen for part in _texts(f)) == source
 
 
 async def test_ui_markdown_public_draws_answers_with_textuals_markdown_alone_and_redraws_at_once(tmp_path):

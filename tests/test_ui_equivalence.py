@@ -44,6 +44,13 @@ LIST = st.tuples(ITEMS, ITEMS, st.booleans()).map(
         else "\n".join(f"{i}. {a}" for i, a in enumerate(t[0], 1))
     )
 )
+LONG_LIST = st.tuples(
+    st.lists(st.lists(WORD, min_size=2, max_size=8).map(" ".join), min_size=25, max_size=45), st.booleans()
+).map(
+    lambda t: "\n".join(  # longer than a segment: cut between its items
+        (f"{i}. {a}" if t[1] else f"- {a}" + ("\n  - x deque" if i % 9 == 0 else "")) for i, a in enumerate(t[0], 1)
+    )
+)
 TABLE = st.lists(st.tuples(WORD, WORD), min_size=1, max_size=4).map(
     lambda rows: "| name | what |\n|---|---|\n" + "\n".join(f"| {a} | {b} |" for a, b in rows)
 )
@@ -53,7 +60,7 @@ FENCE = st.tuples(  # a code line may be wider than the view: it scrolls sideway
 ).map(lambda t: f"```{t[0]}\n" + "\n".join("    " + " ".join(line) for line in t[1]) + "\n```")
 QUOTE = PARAGRAPH.map(lambda p: "> " + p)
 RULE = st.just("---")
-BLOCK = st.one_of(PARAGRAPH, HEADING, LIST, TABLE, FENCE, QUOTE, RULE)
+BLOCK = st.one_of(PARAGRAPH, HEADING, LIST, LONG_LIST, TABLE, FENCE, QUOTE, RULE)
 DOCUMENT = st.lists(BLOCK, min_size=1, max_size=7).map("\n\n".join)
 
 
@@ -157,10 +164,20 @@ _QUOTE_LAST_MOUNTED = (  # found by CI: the quote was mounted after the last lay
     f"{_A} copy.\n\n### reverse\n\n## deque O(n) *soft* O(n) x"
 )
 
+_LISTS = (  # each list longer than a segment, cut between its items; the numbered one cut where its numbers are
+    "\n".join(
+        f"- **{n}** reverse `items[{n}]` in place" + ("\n  - a copy is O(n)" if n % 6 == 0 else "")
+        for n in range(1, 41)
+    )
+    + "\n\nThen:\n\n"
+    + "\n".join(f"{n}. step {n}, then *check* it" for n in range(1, 51))
+)
+
 
 @examples(8)
 @given(answer=DOCUMENT, thinking=PARAGRAPH, cuts=CUTS)
 @example(answer=_QUOTE_LAST_MOUNTED, thinking=f"`items` {_A} x slice.", cuts=[35, 25, 44, 60, 9, 38, 5])
+@example(answer=_LISTS, thinking="x", cuts=[3, 17, 1, 40, 8])
 def test_what_streamed_is_drawn_as_a_resume_draws_it(answer, thinking, cuts):
     live, again = asyncio.run(live_and_resumed(answer, thinking, cuts))
     assert "show me" in " ".join(live)

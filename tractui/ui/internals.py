@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from textual.content import Content
     from textual.screen import Screen
     from textual.strip import Strip
-    from textual.widgets.markdown import MarkdownFence
+    from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 Painted = Callable[["Screen[object]", "RenderableType | None"], None]
 
@@ -35,6 +35,28 @@ def capture_strips(widget: Widget) -> list[Strip]:
     compositor = Compositor()
     compositor.reflow(widget, widget.outer_size)
     return compositor.render_strips()
+
+
+class GrowsInPlace:
+    """Mixin for a Markdown block that a streamed append may update in place: ``grow(block)``
+    (True if it did) is tried before Textual's replacement of the whole block.
+
+    ``Markdown.append`` re-parses the last block and hands the result to the mounted
+    block's ``_update_from_block``, which removes it and mounts the new one: a list of a
+    dozen items was built, styled and laid out again, every widget of it, on every frame.
+    """
+
+    async def grow(self, block: MarkdownBlock) -> bool:
+        raise NotImplementedError
+
+    async def _update_from_block(self, block: MarkdownBlock) -> None:
+        if not await self.grow(block):
+            await super()._update_from_block(block)  # type: ignore[misc]
+
+
+def list_items(block: MarkdownBlock) -> list[MarkdownBlock]:
+    """The items of a list block not composed yet (mounting it composes them into rows)."""
+    return block._blocks
 
 
 def screen_strips(screen: Screen[object]) -> list[Strip]:

@@ -4,7 +4,7 @@ Fragments go to Textual's streaming ``Markdown.append``: only the last block
 is re-parsed on each append. The app batches fragments per frame and awaits
 each append, so the display sets the pace: a fast stream waits in the socket,
 never in a backlog that would be drawn long after the last token. A long answer is cut into segments at block boundaries
-(a blank line outside a code fence). A closed segment, once laid out, is
+(a blank line outside a code fence) and between the items of a long list. A closed segment, once laid out, is
 replaced by the lines it drew, added to the ``FrozenSegment`` just before it
 when there is one, so each frame lays out only the growing segment and one
 widget for the rest, not hundreds of finished block widgets, and the blocks'
@@ -37,6 +37,9 @@ FREEZE_TRIES = 40  # runs of the capture queue (0.05 s apart) a segment may wait
 SEGMENT_CHARS = 1000  # a segment closes at the first safe block boundary after this many characters
 LONG_LINE = 8000  # a paragraph on one line this long is cut between two words (see line_cut)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+# a top-level list item's first line, up to a character no rule (``- - -``, ``***``) has
+_MAYBE_ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)]?)(?:[ \t][-*_ \t]*)?")  # an item's first line, not known yet
+_ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+[-*_ \t]*[^-*_ \t\n]", re.MULTILINE)
 
 
 class CaptureQueue:
@@ -177,6 +180,43 @@ def line_cut(text: str) -> int:
         start = blank + 2
 
 
+def list_cut(text: str, start: int) -> int:
+    """The first line start at or after ``start`` where an item of a top-level list begins
+    that goes on with the list before it; -1 if none is there yet.
+
+    A list is one Markdown block, parsed and laid out whole on every append, so a long one
+    made each frame cost more than the last. The part before the cut is drawn without the
+    list's bottom margin (``AnswerSegment.continues``) and the part after is a list of the
+    same kind: together they draw as the one list. A numbered item is cut only where its
+    number is the one the list shows there. It depends only on the text up to the item's
+    first character that no rule has, so a stream and a resume cut alike.
+    """
+    for match in _ITEM.finditer(text, start):
+        at = match.start()
+        if at and _goes_on(text[: match.end()], text.count("\n", 0, at)):
+            return at
+    return -1
+
+
+def _goes_on(text: str, line: int) -> bool:
+    """Whether the last block of ``text`` is a list whose last item starts on ``line``,
+    after other items, numbered as written."""
+    from tractui.ui.widgets.answer_segment import parse
+
+    block: str | None = None
+    items: list[str] = []  # each top-level item's number as written ("" in a bullet list)
+    last = -1
+    for token in parse(text):
+        if token.level == 0 and token.nesting >= 0:  # a top-level block opens (or is whole)
+            block, items = token.type, []
+        elif token.level == 1 and token.type == "list_item_open":
+            items.append(token.info)
+            last = token.map[0] if token.map else -1
+    if block not in ("bullet_list_open", "ordered_list_open") or len(items) < 2 or last != line:
+        return False
+    return block == "bullet_list_open" or int(items[0]) + len(items) - 1 == int(items[-1])
+
+
 class AnswerView(Column):
     def __init__(self, text: str = "", *, public: bool = False) -> None:
         super().__init__(classes="answer -public" if public else "answer")
@@ -184,6 +224,7 @@ class AnswerView(Column):
         self._markdown: Markdown | None = None  # the public path's one widget
         self._written: list[str] = []
         self._open = ""  # the source of the last segment
+        self._given = 0  # how much of it the segment has (see _settled)
         self._segment: AnswerSegment | None = None  # the growing one
         self._initial = text
         self._width = 0
@@ -208,20 +249,50 @@ class AnswerView(Column):
         if self.public:
             await self._append_public(fragment)
             return
-        while fragment:
-            before = len(self._open)
-            self._open += fragment
-            cut = safe_cut(self._open, max(SEGMENT_CHARS, before - 6)) if len(self._open) > SEGMENT_CHARS else -1
-            long = line_cut(self._open) if len(self._open) > LONG_LINE else -1
-            if long >= 0 and (cut < 0 or long < cut):  # the earlier of the two: as a stream would cut
-                cut = long
+        before = len(self._open)
+        self._open += fragment
+        while True:
+            cut, in_list = self._next_cut(before)
             if cut < 0:
-                await self._append(fragment)
+                await self._give(self._settled())
                 return
-            await self._append(self._open[before:cut])
-            fragment = self._open[cut:]
-            self._open = ""
-            await self.finish()
+            await self._give(cut)
+            self._open, self._given, before = self._open[cut:], 0, 0
+            await self._close(in_list=in_list)
+
+    async def _give(self, end: int) -> None:
+        """Hand the growing segment the open text up to ``end``."""
+        if end > self._given:
+            await self._append(self._open[self._given : end])
+            self._given = end
+
+    def _settled(self) -> int:
+        """How much of the open text is known to stay in the growing segment: all of it, unless
+        its last line, past where a segment may close, could still open a list item that cuts
+        there (``- `` before its first letter): that line waits for its next character."""
+        line = self._open.rfind("\n") + 1
+        if line >= SEGMENT_CHARS and _MAYBE_ITEM.fullmatch(self._open, line):
+            return line
+        return len(self._open)
+
+    def _next_cut(self, before: int) -> tuple[int, bool]:
+        """Where the growing segment closes, now that it grew from ``before`` characters:
+        the earliest cut found (as a resume, with the whole text at once, would cut), and
+        whether it falls inside a list; -1 if none."""
+        text = self._open
+        if len(text) <= SEGMENT_CHARS:
+            return -1, False
+        line = text.rfind("\n", 0, before) + 1  # an item whose first line was still arriving
+        found = [
+            (at, in_list)
+            for at, in_list in (
+                (safe_cut(text, max(SEGMENT_CHARS, before - 6)), False),
+                (line_cut(text) if len(text) > LONG_LINE else -1, False),
+                (list_cut(text, max(SEGMENT_CHARS, line)), True),
+            )
+            if at >= 0
+        ]
+        return min(found) if found else (-1, False)
 
     async def _append_public(self, fragment: str) -> None:
         if self._markdown is None:
@@ -243,8 +314,15 @@ class AnswerView(Column):
         await self._segment.append(fragment)
 
     async def finish(self) -> None:
-        """Close the growing segment: it is drawn from its lines once laid out."""
+        """The answer is complete: what waited is drawn, and the growing segment closed."""
+        await self._give(len(self._open))
+        await self._close(in_list=False)
+
+    async def _close(self, *, in_list: bool) -> None:
+        """Close the growing segment: it is drawn from its lines once laid out.
+        ``in_list``: its last list goes on in the next segment."""
         if self._segment is not None:  # never on the public path: it has no segments
+            self._segment.continues = in_list
             self._freeze_later(self._segment)
             self._segment = None
 
@@ -257,9 +335,10 @@ class AnswerView(Column):
 
         A laid-out segment is as tall as its blocks measure; until then (a frame
         may predate its last blocks, a new segment its first, a thawed segment
-        its mounting) it waits. Its lines join those of the frozen segment just
-        before it, if any: one widget for each run of finished segments, so one
-        to lay out each frame however long the answer.
+        its mounting, a closed one the margin its class takes off) it waits. Its
+        lines join those of the frozen segment just before it, if any: one
+        widget for each run of finished segments, so one to lay out each frame
+        however long the answer.
         """
         if segment.parent is not self or segment is self._segment:
             return True  # removed, or growing again
@@ -281,10 +360,11 @@ class AnswerView(Column):
         previous = next(
             (child for child in reversed(self.children[:place]) if child.display), None
         )  # past captured ones
+        part = (segment.source, segment.continues)
         if isinstance(previous, FrozenSegment) and previous.captured_width == width:
-            previous.extend(strips, segment.source)
+            previous.extend(strips, part)
         else:
-            self.mount(FrozenSegment(strips, width, segment.source), before=segment)
+            self.mount(FrozenSegment(strips, width, part), before=segment)
         _drop(segment)  # its lines are drawn by the frozen widget from now on
         return True
 
@@ -297,7 +377,7 @@ class AnswerView(Column):
         for frozen in self.query_children(FrozenSegment):
             if not frozen.display:
                 continue  # thawed already, on its way out
-            segments = [AnswerSegment(source) for source in frozen.sources]
+            segments = [AnswerSegment(source, continues=continues) for source, continues in frozen.parts]
             self.mount_all(segments, before=frozen)
             _drop(frozen)
             for segment in segments:

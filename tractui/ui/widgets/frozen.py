@@ -29,24 +29,26 @@ class FrozenSegment(Widget):
 
     DEFAULT_CSS = "FrozenSegment { height: auto; }"
 
-    def __init__(self, strips: list[Strip], width: int, source: str) -> None:
+    def __init__(self, strips: list[Strip], width: int, part: tuple[str, bool]) -> None:
         super().__init__(classes="answer-frozen")
         self._rows: list[tuple[list[Segment], int]] = []
         self._lines: list[str] = []
         self.captured_width = width
-        self.sources: list[str] = []  # one per captured segment, each drawn again on its own when thawed
+        # one per captured segment, each drawn again on its own when thawed: its source, and
+        # whether its last list goes on in the next one
+        self.parts: list[tuple[str, bool]] = []
         self._selected: LRUCache[int, Strip] = LRUCache(256)
-        self._add(strips, source)
+        self._add(strips, part)
 
-    def extend(self, strips: list[Strip], source: str) -> None:
+    def extend(self, strips: list[Strip], part: tuple[str, bool]) -> None:
         """Add the lines of the segment that follows, captured at the same width."""
-        self._add(strips, source)
+        self._add(strips, part)
         self.refresh(layout=True)
 
-    def _add(self, strips: list[Strip], source: str) -> None:
+    def _add(self, strips: list[Strip], part: tuple[str, bool]) -> None:
         self._rows += [(list(strip), strip.cell_length) for strip in strips]
         self._lines += [strip.text.rstrip() for strip in strips]
-        self.sources.append(source)
+        self.parts.append(part)
 
     @property
     def lines(self) -> list[str]:
