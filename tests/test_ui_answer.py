@@ -13,7 +13,7 @@ from textual.widgets import Markdown
 from ui_support import build_app
 
 from tractui.ui.internals import capture_strips as capture
-from tractui.ui.widgets.answer import LONG_LINE, SEGMENT_CHARS, AnswerView, line_cut, list_cut, safe_cut
+from tractui.ui.widgets.answer import LIST_CHARS, LONG_LINE, SEGMENT_CHARS, AnswerView, line_cut, list_cut, safe_cut
 from tractui.ui.widgets.answer_segment import AnswerSegment
 from tractui.ui.widgets.frozen import FrozenSegment
 from tractui.ui.widgets.message import AssistantMessage
@@ -224,19 +224,23 @@ def _long_lists() -> str:
     return "\n".join(bullets) + "\n\n" + "\n".join(numbered) + between + "\n".join(same) + "\n\nThe end.\n"
 
 
-def test_list_cut_cuts_between_the_items_of_one_top_level_list():
-    assert list_cut("- a\n- b\n- c\n", 0) == 4
-    assert list_cut("- a\n  - x\n  - y\n- b", 0) == len("- a\n  - x\n  - y\n")  # not in the sub-list
-    assert list_cut("- a\n\n  more of a\n- b", 0) == len("- a\n\n  more of a\n")
-    assert list_cut("1. a\n2. b", 0) == 5 and list_cut("3. a\n4. b", 0) == 5
-    assert list_cut("para\n- a\n- b", 0) == len("para\n- a\n")  # the first item starts the list: not there
-    assert list_cut("- a\n\nplain\n- b", 0) == -1  # a new list, after a paragraph
-    assert list_cut("- a\n* b", 0) == -1  # another bullet starts another list
-    assert list_cut("1. a\n1. b", 0) == -1  # shown as 2: a list of its own would show 1
-    assert list_cut("- a\n- - -", 0) == -1  # a rule
-    assert list_cut("- a\n- **", 0) == -1 and list_cut("- a\n- **b", 0) == 4  # known at its first letter
-    assert list_cut("```\n- a\n- b\n", 0) == -1  # code
-    assert list_cut("> - a\n> - b", 0) == -1  # not top-level
+def test_list_cut_cuts_between_the_items_of_one_top_level_list_once_it_is_long():
+    a = "- " + "a" * LIST_CHARS + "\n"  # a first item long enough for the list to be cut after it
+    n = "1. " + "a" * LIST_CHARS + "\n"
+    assert list_cut(a + "- b\n- c\n", 0) == len(a)
+    assert list_cut("- a\n- b\n- c\n", 0) == -1  # a short list waits for a paragraph
+    assert list_cut("p" * LIST_CHARS + "\n\n- a\n- b", 0) == -1  # measured from where the list begins
+    assert list_cut("para\n" + a + "- b", 0) == len("para\n" + a)
+    assert list_cut(a + "  - x\n  - y\n- b", 0) == len(a + "  - x\n  - y\n")  # not in the sub-list
+    assert list_cut(a + "\n  more of a\n- b", 0) == len(a + "\n  more of a\n")
+    assert list_cut(n + "2. b", 0) == len(n) and list_cut("3" + n[1:] + "4. b", 0) == len(n)
+    assert list_cut(a + "\nplain\n- b", 0) == -1  # a new list, after a paragraph
+    assert list_cut(a + "* b", 0) == -1  # another bullet starts another list
+    assert list_cut(n + "1. b", 0) == -1  # shown as 2: a list of its own would show 1
+    assert list_cut(a + "- - -", 0) == -1  # a rule
+    assert list_cut(a + "- **", 0) == -1 and list_cut(a + "- **b", 0) == len(a)  # known at its first letter
+    assert list_cut("```\n" + a + "- b\n", 0) == -1  # code
+    assert list_cut("> " + a + "> - b", 0) == -1  # not top-level
 
 
 @pytest.mark.parametrize("streamed", [False, True], ids=["resumed", "streamed"])

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 FREEZE_TRIES = 40  # runs of the capture queue (0.05 s apart) a segment may wait to be laid out; then it stays live
 SEGMENT_CHARS = 1000  # a segment closes at the first safe block boundary after this many characters
+LIST_CHARS = (
+    500  # a list is cut between items only once this much of it is in the segment: a short one waits for a paragraph
+)
 LONG_LINE = 8000  # a paragraph on one line this long is cut between two words (see line_cut)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 # a top-level list item's first line, up to a character no rule (``- - -``, ``***``) has
@@ -185,7 +188,7 @@ def list_cut(text: str, start: int) -> int:
     that goes on with the list before it; -1 if none is there yet.
 
     A list is one Markdown block, parsed and laid out whole on every append, so a long one
-    made each frame cost more than the last. The part before the cut is drawn without the
+    made each frame cost more than the last; a short one is left whole (``LIST_CHARS``). The part before the cut is drawn without the
     list's bottom margin (``AnswerSegment.continues``) and the part after is a list of the
     same kind: together they draw as the one list. A numbered item is cut only where its
     number is the one the list shows there. It depends only on the text up to the item's
@@ -193,28 +196,39 @@ def list_cut(text: str, start: int) -> int:
     """
     for match in _ITEM.finditer(text, start):
         at = match.start()
-        if at and _goes_on(text[: match.end()], text.count("\n", 0, at)):
+        begun = _list_begun(text[: match.end()], text.count("\n", 0, at)) if at else -1
+        if begun >= 0 and at - _line_offset(text, begun) >= LIST_CHARS:
             return at
     return -1
 
 
-def _goes_on(text: str, line: int) -> bool:
-    """Whether the last block of ``text`` is a list whose last item starts on ``line``,
-    after other items, numbered as written."""
+def _line_offset(text: str, line: int) -> int:
+    at = 0
+    for _ in range(line):
+        at = text.index("\n", at) + 1
+    return at
+
+
+def _list_begun(text: str, line: int) -> int:
+    """The line where the list that is the last block of ``text`` begins, if its last item
+    starts on ``line``, after other items, numbered as written; -1 if not."""
     from tractui.ui.widgets.answer_segment import parse
 
     block: str | None = None
+    begun = -1
     items: list[str] = []  # each top-level item's number as written ("" in a bullet list)
     last = -1
     for token in parse(text):
         if token.level == 0 and token.nesting >= 0:  # a top-level block opens (or is whole)
-            block, items = token.type, []
+            block, items, begun = token.type, [], token.map[0] if token.map else -1
         elif token.level == 1 and token.type == "list_item_open":
             items.append(token.info)
             last = token.map[0] if token.map else -1
     if block not in ("bullet_list_open", "ordered_list_open") or len(items) < 2 or last != line:
-        return False
-    return block == "bullet_list_open" or int(items[0]) + len(items) - 1 == int(items[-1])
+        return -1
+    if block == "ordered_list_open" and int(items[0]) + len(items) - 1 != int(items[-1]):
+        return -1
+    return begun
 
 
 class AnswerView(Column):
