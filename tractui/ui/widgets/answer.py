@@ -3,8 +3,9 @@
 Fragments go to Textual's streaming ``Markdown.append``: only the last block
 is re-parsed on each append. The app batches fragments per frame and awaits
 each append, so the display sets the pace: a fast stream waits in the socket,
-never in a backlog that would be drawn long after the last token. A long answer is cut into segments at block boundaries
-(a blank line outside a code fence) and between the items of a long list. A closed segment, once laid out, is
+never in a backlog that would be drawn long after the last token. A long
+answer is cut into segments at block boundaries (a blank line outside a code
+fence) and between the items of a long list. A closed segment, once laid out, is
 replaced by the lines it drew, added to the ``FrozenSegment`` just before it
 when there is one, so each frame lays out only the growing segment and one
 widget for the rest, not hundreds of finished block widgets, and the blocks'
@@ -35,13 +36,12 @@ if TYPE_CHECKING:
 
 FREEZE_TRIES = 40  # runs of the capture queue (0.05 s apart) a segment may wait to be laid out; then it stays live
 SEGMENT_CHARS = 1000  # a segment closes at the first safe block boundary after this many characters
-LIST_CHARS = (
-    500  # a list is cut between items only once this much of it is in the segment: a short one waits for a paragraph
-)
+# a list is cut between items only once this much of it is in the segment: a short one waits for a paragraph
+LIST_CHARS = 500
 LONG_LINE = 8000  # a paragraph on one line this long is cut between two words (see line_cut)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
-# a top-level list item's first line, up to a character no rule (``- - -``, ``***``) has
 _MAYBE_ITEM = re.compile(r"(?:[-*+]|\d{1,9}[.)]?)(?:[ \t][-*_ \t]*)?")  # an item's first line, not known yet
+# a top-level list item's first line, up to a character no rule (``- - -``, ``***``) has
 _ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])[ \t]+[-*_ \t]*[^-*_ \t\n]", re.MULTILINE)
 
 
@@ -188,9 +188,10 @@ def list_cut(text: str, start: int) -> int:
     that goes on with the list before it; -1 if none is there yet.
 
     A list is one Markdown block, parsed and laid out whole on every append, so a long one
-    made each frame cost more than the last; a short one is left whole (``LIST_CHARS``). The part before the cut is drawn without the
-    list's bottom margin (``AnswerSegment.continues``) and the part after is a list of the
-    same kind: together they draw as the one list. A numbered item is cut only where its
+    made each frame cost more than the last; a short one is left whole (``LIST_CHARS``).
+    The part before the cut is drawn without the list's bottom margin
+    (``AnswerSegment.continues``) and the part after is a list of the same kind: together
+    they draw as the one list. A numbered item is cut only where its
     number is the one the list shows there. It depends only on the text up to the item's
     first character that no rule has, so a stream and a resume cut alike.
     """
@@ -203,6 +204,7 @@ def list_cut(text: str, start: int) -> int:
 
 
 def _line_offset(text: str, line: int) -> int:
+    """Where line ``line`` (from 0) of ``text`` starts."""
     at = 0
     for _ in range(line):
         at = text.index("\n", at) + 1
@@ -349,7 +351,7 @@ class AnswerView(Column):
 
         A laid-out segment is as tall as its blocks measure; until then (a frame
         may predate its last blocks, a new segment its first, a thawed segment
-        its mounting, a closed one the margin its class takes off) it waits. Its
+        its mounting, a closed one the list margin it no longer counts) it waits. Its
         lines join those of the frozen segment just before it, if any: one
         widget for each run of finished segments, so one to lay out each frame
         however long the answer.

@@ -73,9 +73,9 @@ class _GrowingList(StackHeight, GrowsInPlace):
     """A list that a streamed append updates by its last item and the new ones: the
     items before the last are finished (an item ends where the next begins) and keep
     their widgets. A segment is only appended to, from empty, so the list handed over
-    is parsed from the mounted list's first item. Only if the numbers grow a digit (every number is aligned to the
-    widest) or the list lost an item (``- -`` became ``- - -``, a rule) is all of it
-    built again, as Textual would."""
+    is parsed from the mounted list's first item. Only if the numbers grow a digit
+    (every number is aligned to the widest) or the list lost an item (``- -`` became
+    ``- - -``, a rule) is all of it built again, as Textual would."""
 
     async def grow(self, block: MarkdownBlock) -> bool:
         widget = cast(MarkdownBlock, self)
