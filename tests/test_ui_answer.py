@@ -254,9 +254,9 @@ async def test_a_long_list_is_cut_between_items_and_drawn_as_one_markdown_draws_
         view = AnswerView("" if streamed else source)
         await chat.mount(view)
         if streamed:
-            for i in range(0, len(source), 29):
-                await view.write(source[i : i + 29])
-                if i % 4 == 0:
+            for i in range(0, len(source), 37):
+                await view.write(source[i : i + 37])
+                if i % 6 == 0:
                     await pilot.pause()  # some pieces are laid out before the next arrives
             await view.finish()
         reference = Markdown(source)  # mounted last: its hundreds of widgets would slow every layout of the stream

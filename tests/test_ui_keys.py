@@ -181,7 +181,8 @@ async def test_a_message_typed_ahead_while_a_reply_streams_is_kept_whole(tmp_pat
 
     from tractui.ui.widgets.answer import AnswerView
 
-    loopback.add(stalled(chat_stream(["pondering"], ["Half"], usage=None, finish=False)))
+    # held long enough for the keys to arrive mid-reply; settling waits the rest out (it took 30 s)
+    loopback.add(stalled(chat_stream(["pondering"], ["Half"], usage=None, finish=False), seconds=8))
     app = build_app(tmp_path, config=loop_config(loopback))
     async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, "first")
