@@ -168,14 +168,15 @@ class AnswerSegment(StackHeight, Markdown):
 
     @continues.setter
     def continues(self, value: bool) -> None:
-        self._continues = value
-        self.refresh(layout=True)
+        if value != self._continues:  # its height changes: measured again at the next layout
+            self._continues = value
+            self.refresh(layout=True)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         """As tall as its blocks; without the last list's bottom margin if that list goes on
         (a class or pseudo-class on the list would restyle all its items whenever one is mounted)."""
         height = super().get_content_height(container, viewport, width)
         last = self.children[-1] if self.children else None
-        if self._continues and isinstance(last, BulletList | OrderedList):
+        if self._continues and isinstance(last, _GrowingList):
             return height - last.styles.margin.bottom
         return height
