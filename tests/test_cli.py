@@ -34,3 +34,28 @@ def test_the_command_line_imports_no_textual_before_the_frame_rate_is_set():
     code = "import sys, tractui.cli.main, tractui.ui.launch, tractui.config.startup; print(any(m.startswith('textual') for m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_start_up_and_the_resumed_conversation_load_no_http_client_until_a_provider_is_made(tmp_path):
+    """The first frame and the newest message of a resumed session come before httpx's import."""
+    code = f"""
+import sys
+import tractui.cli.main, tractui.ui.launch, tractui.config.startup, tractui.ui.app, tractui.ui.pending
+from tractui.config.mcp import McpConfig
+from tractui.conversation.conversation import Conversation
+from tractui.core.settings import Settings
+from tractui.providers.config import ProviderConfig
+from tractui.store.history import HistoryStore
+from tractui.tools.setup import build_toolbox
+
+config = ProviderConfig("openai", "some-model")
+conversation = Conversation(HistoryStore({str(tmp_path / "history.db")!r}), Settings(), config)
+conversation.tools = build_toolbox(McpConfig(), config)
+conversation.history()
+print("httpx" in sys.modules)
+conversation.provider
+print("httpx" in sys.modules)
+"""
+    env = {**os.environ, "TRACTUI_DATA_DIR": str(tmp_path), "TRACTUI_CONFIG_DIR": str(tmp_path / "config")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert done.stdout.split() == ["False", "True"]

@@ -27,7 +27,8 @@ from tractui.core.events import (
 from tractui.core.reasoning import apply_reasoning_policy
 from tractui.core.settings import Settings
 from tractui.providers import ProviderConfig, make_provider
-from tractui.providers.transport import Provider, redact
+from tractui.providers.errors import redact
+from tractui.providers.transport import Provider
 
 KEY = "sk-loopback-secret-0123456789"
 RECORDINGS = sorted(

@@ -5,7 +5,17 @@ from __future__ import annotations
 import gc
 import sys
 
-from tractui.ui.launch import GC_MIDDLE, GC_OLD, GC_YOUNG, SWITCH_INTERVAL, tune_gc, tune_threads
+import pytest
+
+from tractui.ui.launch import (
+    GC_MIDDLE,
+    GC_OLD,
+    GC_YOUNG,
+    SWITCH_INTERVAL,
+    collected_after_start_up,
+    tune_gc,
+    tune_threads,
+)
 from tractui.ui.streaming.pacing import FrameBudget, FrameBudgets
 
 
@@ -76,6 +86,25 @@ def test_tune_gc_collects_less_often_in_shorter_pauses_and_freezes_what_start_up
         assert gc.get_threshold()[0] == GC_YOUNG
         assert gc.get_freeze_count() > 0
     finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+
+
+def test_start_up_runs_without_collections_then_the_collector_is_tuned_and_start_up_frozen():
+    threshold = gc.get_threshold()
+    try:
+        with collected_after_start_up():
+            assert not gc.isenabled()
+            made_at_start_up = [object()]
+        assert gc.isenabled() and gc.get_threshold()[0] == GC_YOUNG
+        assert gc.get_freeze_count() > 0 and made_at_start_up
+        gc.unfreeze()
+        gc.disable()  # a caller's own choice stands: the collector stays off after start-up
+        with pytest.raises(RuntimeError), collected_after_start_up():
+            raise RuntimeError("a bad profile")
+        assert not gc.isenabled() and gc.get_freeze_count() > 0
+    finally:
+        gc.enable()
         gc.unfreeze()
         gc.set_threshold(*threshold)
 

@@ -16,7 +16,7 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from tractui.conversation.compaction.preflight import Preflight, trim_for_retry
 from tractui.conversation.reply_writer import ReplyWriter
@@ -32,10 +32,14 @@ from tractui.core.tools import ToolSpec
 from tractui.core.urls import public_url
 from tractui.errors import ConversationError, StoreError
 from tractui.providers import make_provider
+from tractui.providers.config import ProviderConfig
+from tractui.providers.errors import unreadable
 from tractui.providers.thinking_back import current_turn_start
-from tractui.providers.transport import Provider, ProviderConfig, unreadable
 from tractui.store.compile import compile_history, merge_commits
 from tractui.store.history import Commit, HistoryStore, Status
+
+if TYPE_CHECKING:
+    from tractui.providers.transport import Provider
 
 FLUSH_INTERVAL = 0.25  # seconds; half the 0.5 s promise, so a write is never late
 # Anthropic's refusal of thinking blocks made under another system prompt, tool list or history

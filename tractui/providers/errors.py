@@ -11,10 +11,13 @@ compaction, ``rate_limit``/``server``/``overloaded`` are retried).
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
 from tractui.core.events import ErrorKind, StreamError
+from tractui.errors import ChunkShapeError
+from tractui.providers.config import DEFAULT_KEY_ENV
 
 _CONTEXT = re.compile(
     r"context[_ ]length|context window|maximum context|prompt is too long|too many tokens|"
@@ -153,3 +156,33 @@ def make_error(status: int | None, message: str, code: str = "", *, key_env: str
 def error_from_body(status: int, body: bytes, *, key_env: str | None = None) -> StreamError:
     message, code, _ = parse_error_body(body)
     return make_error(status, message, code, key_env=key_env)
+
+
+_SECRETISH = re.compile(
+    r"(?i)(bearer\s+|x-api-key[\"']?\s*[:=]\s*[\"']?|x-goog-api-key[\"']?\s*[:=]\s*[\"']?|[?&]key=|api[_-]?key[\"']?\s*[:=]\s*[\"']?)"
+    r"([A-Za-z0-9._\-]{6,})"
+)
+_KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,})")
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """``text`` with API keys removed: the given secrets, every known key variable, and key-shaped tokens."""
+    values = {s for s in secrets if s}
+    for env in set(DEFAULT_KEY_ENV.values()):
+        value = os.environ.get(env)
+        if value:
+            values.add(value)
+    for value in sorted(values, key=len, reverse=True):
+        if len(value) >= 4:
+            text = text.replace(value, "[REDACTED]")
+    text = _SECRETISH.sub(lambda m: m.group(1) + "[REDACTED]", text)
+    return _KEY_SHAPES.sub("[REDACTED]", text)
+
+
+def unreadable(exc: Exception, key: str | None = None) -> StreamError:
+    """The one line for a stream that cannot be read: a chunk of the wrong shape, or a parser that failed."""
+    if isinstance(exc, ChunkShapeError):
+        text = f"the server sent a chunk tractui cannot read ({exc}); what arrived is kept"
+    else:
+        text = f"tractui could not read the stream ({type(exc).__name__}: {exc}); what arrived is kept"
+    return StreamError(kind="protocol", message=redact(one_line(text), key))

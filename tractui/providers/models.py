@@ -5,6 +5,9 @@ OpenRouter adds ``context_length``; Anthropic ``GET /v1/models`` with
 ``max_input_tokens``; Gemini ``models.list`` with ``inputTokenLimit``); the
 answer is untrusted JSON, read defensively. A server that cannot be reached
 or answers an error is one line (``ModelListError``), never a traceback.
+Fetching the pages is the transport's (``Provider.fetch_models``): the
+command palette reads this module at start-up, before any HTTP client is
+needed.
 """
 
 from __future__ import annotations
@@ -13,12 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-import httpx
-
 from tractui.errors import UserError
-
-MAX_PAGES = 20  # a server that pages forever is cut off here
-TIMEOUT = httpx.Timeout(15.0, connect=10.0)
 
 
 class ModelListError(UserError):
@@ -85,36 +83,3 @@ def _items(payload: Any, field: str, *, key: str = "id") -> list[dict[str, Any]]
     if not isinstance(payload, dict) or not isinstance(payload.get(field), list):
         raise ModelListError(f"the server's answer has no '{field}' list")
     return [i for i in payload[field] if isinstance(i, dict) and isinstance(i.get(key), str) and i[key].strip()]
-
-
-async def fetch_pages(
-    client: httpx.AsyncClient,
-    url: str,
-    headers: dict[str, str],
-    parse: ModelPageParser,
-    page_param: str | None,
-    params: dict[str, str] | None = None,
-) -> list[ModelInfo]:
-    """GET ``url`` (following the protocol's paging) and parse each page; one-line errors."""
-    models: list[ModelInfo] = []
-    query = dict(params or {})
-    for _ in range(MAX_PAGES):
-        try:
-            response = await client.get(url, headers=headers, params=query, timeout=TIMEOUT)
-        except httpx.HTTPError as exc:
-            raise ModelListError(f"cannot reach {url}: {type(exc).__name__}") from None
-        if response.status_code >= 400:
-            from tractui.providers.errors import parse_error_body
-
-            message, _, _ = parse_error_body(response.content)
-            raise ModelListError(f"{url} answered HTTP {response.status_code}: {message or 'no details'}")
-        try:
-            payload = response.json()
-        except ValueError:
-            raise ModelListError(f"{url} did not answer JSON") from None
-        page, token = parse(payload)
-        models.extend(page)
-        if token is None or page_param is None:
-            break
-        query[page_param] = token
-    return sorted({m.id: m for m in models}.values(), key=lambda m: m.id)

@@ -15,7 +15,6 @@ import email.utils
 import json
 import os
 import random
-import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
@@ -35,15 +34,17 @@ from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.core.urls import public_url
-from tractui.errors import ChunkShapeError, RequestError
+from tractui.errors import RequestError
 from tractui.providers.config import DEFAULT_KEY_ENV, ProviderConfig, key_env_name
-from tractui.providers.errors import error_from_body, make_error, one_line, parse_error_body
-from tractui.providers.models import ModelInfo, ModelListError, ModelPageParser, fetch_pages, openai_models
+from tractui.providers.errors import error_from_body, make_error, parse_error_body, redact, unreadable
+from tractui.providers.models import ModelInfo, ModelListError, ModelPageParser, openai_models
 from tractui.providers.sse import aiter_events
 
 RETRY_AFTER_CAP = 60.0  # seconds; a server asking for longer still gets retried after this
 BACKOFF_CAP = 30.0
 CONNECT_TIMEOUT = 15.0
+MODELS_TIMEOUT = httpx.Timeout(15.0, connect=10.0)
+MAX_MODEL_PAGES = 20  # a server that pages forever is cut off here
 
 
 class StreamParser(Protocol):
@@ -67,27 +68,6 @@ class StreamParser(Protocol):
         """What the protocol wants kept with the reply and sent back unchanged (OpenRouter's
         ``reasoning_details``); empty for most."""
         ...
-
-
-_SECRETISH = re.compile(
-    r"(?i)(bearer\s+|x-api-key[\"']?\s*[:=]\s*[\"']?|x-goog-api-key[\"']?\s*[:=]\s*[\"']?|[?&]key=|api[_-]?key[\"']?\s*[:=]\s*[\"']?)"
-    r"([A-Za-z0-9._\-]{6,})"
-)
-_KEY_SHAPES = re.compile(r"\b(sk-[A-Za-z0-9_\-]{8,}|AIza[0-9A-Za-z_\-]{20,})")
-
-
-def redact(text: str, *secrets: str | None) -> str:
-    """``text`` with API keys removed: the given secrets, every known key variable, and key-shaped tokens."""
-    values = {s for s in secrets if s}
-    for env in set(DEFAULT_KEY_ENV.values()):
-        value = os.environ.get(env)
-        if value:
-            values.add(value)
-    for value in sorted(values, key=len, reverse=True):
-        if len(value) >= 4:
-            text = text.replace(value, "[REDACTED]")
-    text = _SECRETISH.sub(lambda m: m.group(1) + "[REDACTED]", text)
-    return _KEY_SHAPES.sub("[REDACTED]", text)
 
 
 def retry_after_seconds(headers: httpx.Headers) -> float | None:
@@ -428,15 +408,6 @@ def _closed(parser: StreamParser) -> list[StreamEvent]:
         return []
 
 
-def unreadable(exc: Exception, key: str | None = None) -> StreamError:
-    """The one line for a stream that cannot be read: a chunk of the wrong shape, or a parser that failed."""
-    if isinstance(exc, ChunkShapeError):
-        text = f"the server sent a chunk tractui cannot read ({exc}); what arrived is kept"
-    else:
-        text = f"tractui could not read the stream ({type(exc).__name__}: {exc}); what arrived is kept"
-    return StreamError(kind="protocol", message=redact(one_line(text), key))
-
-
 class _Outcome:
     """How one attempt ended: the failure (if any) and the wait the server asked for."""
 
@@ -459,7 +430,38 @@ __all__ = [
     "RequestError",
     "StreamParser",
     "key_env_name",
-    "redact",
     "retry_after_seconds",
-    "unreadable",
 ]
+
+
+async def fetch_pages(
+    client: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    parse: ModelPageParser,
+    page_param: str | None,
+    params: dict[str, str] | None = None,
+) -> list[ModelInfo]:
+    """GET ``url`` (following the protocol's paging) and parse each page; one-line errors."""
+    models: list[ModelInfo] = []
+    query = dict(params or {})
+    for _ in range(MAX_MODEL_PAGES):
+        try:
+            response = await client.get(url, headers=headers, params=query, timeout=MODELS_TIMEOUT)
+        except httpx.HTTPError as exc:
+            raise ModelListError(f"cannot reach {url}: {type(exc).__name__}") from None
+        if response.status_code >= 400:
+            from tractui.providers.errors import parse_error_body
+
+            message, _, _ = parse_error_body(response.content)
+            raise ModelListError(f"{url} answered HTTP {response.status_code}: {message or 'no details'}")
+        try:
+            payload = response.json()
+        except ValueError:
+            raise ModelListError(f"{url} did not answer JSON") from None
+        page, token = parse(payload)
+        models.extend(page)
+        if token is None or page_param is None:
+            break
+        query[page_param] = token
+    return sorted({m.id: m for m in models}.values(), key=lambda m: m.id)

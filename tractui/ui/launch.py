@@ -6,9 +6,11 @@ exits 2 with one line); the conversation itself is built after the first frame.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,11 +18,27 @@ if TYPE_CHECKING:
     from tractui.config.startup import Startup
     from tractui.conversation.conversation import Conversation
     from tractui.store.history import HistoryStore
+    from tractui.ui.app import TractApp
 
 
 def run_app(options: CliOptions) -> int:
     """Run the interactive app; a bad flag, profile or session is one line on stderr and exit 2."""
     set_frame_rate()
+    with collected_after_start_up():
+        prepared = _prepare(options)
+    if isinstance(prepared, int):
+        return prepared
+    app, store = prepared
+    tune_threads()
+    try:
+        result = app.run()
+    finally:
+        store.close()
+    return result or 0
+
+
+def _prepare(options: CliOptions) -> tuple[TractApp, HistoryStore] | int:
+    """The app and its open history, or the exit code of a bad flag, profile or session."""
     from tractui.config.paths import history_path
     from tractui.config.startup import resolve_startup
     from tractui.errors import StoreError, UserError
@@ -51,14 +69,7 @@ def run_app(options: CliOptions) -> int:
         follow_session_profile=session_id is not None and not options.chose_setup,
         resuming=session_id is not None,
     )
-    app = TractApp(pending, notices=startup.notices, theme=startup.theme)
-    tune_gc()
-    tune_threads()
-    try:
-        result = app.run()
-    finally:
-        store.close()
-    return result or 0
+    return TractApp(pending, notices=startup.notices, theme=startup.theme), store
 
 
 FRAMES_PER_SECOND = 120
@@ -94,6 +105,24 @@ def tune_gc() -> None:
     else:  # an incremental collector: the other two numbers mean something else
         gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
     gc.freeze()
+
+
+@contextlib.contextmanager
+def collected_after_start_up() -> Iterator[None]:
+    """No garbage collection while the app is imported and built, then ``tune_gc``.
+
+    What start-up makes (modules, classes, config, the app) lives as long as
+    the process, so collecting it meanwhile only costs time (figures:
+    docs/ui.md, "Speed").
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        tune_gc()
+        if enabled:
+            gc.enable()
 
 
 SWITCH_INTERVAL = 0.001  # seconds a thread keeps the interpreter while another waits for it (default 0.005)

@@ -9,7 +9,7 @@ per request, so a summary that does not help can never start a loop.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tractui.conversation.compaction import plan
 from tractui.conversation.compaction.clear import Cleared, clear_old_results
@@ -28,8 +28,10 @@ from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.errors import UserError
 from tractui.providers import ProviderConfig
-from tractui.providers.transport import Provider
 from tractui.store.history import HistoryStore
+
+if TYPE_CHECKING:
+    from tractui.providers.transport import Provider
 
 
 class Compactable(Protocol):

@@ -16,7 +16,7 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from tractui.conversation.compaction import plan, prompt
 from tractui.core.assemble import MessageAssembler
@@ -28,9 +28,11 @@ from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.errors import CompactionError, EmptySummaryError, UserError
 from tractui.providers import ProviderConfig, make_provider
-from tractui.providers.transport import Provider
 from tractui.store.compile import effective_commits, merge_commits, summary_metadata
 from tractui.store.history import Commit, HistoryStore
+
+if TYPE_CHECKING:
+    from tractui.providers.transport import Provider
 
 SUMMARY_SHARE = 8  # the summary may use at most 1/8 of the summarising model's window
 MIN_SUMMARY_TOKENS = 128
