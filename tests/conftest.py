@@ -8,6 +8,8 @@ import pytest
 import pytest_asyncio
 from loopback import LoopbackServer
 
+from tractui.providers import demo
+
 
 @pytest.fixture(autouse=True)
 def private_folders(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -15,6 +17,14 @@ def private_folders(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(home / "config"))
     monkeypatch.setenv("TRACTUI_DATA_DIR", str(home / "data"))
+
+
+@pytest.fixture(autouse=True)
+def instant_demo(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The offline demo streams without pauses, also when ``/model`` or ``/profile`` makes it
+    anew; a test marked ``demo_pace`` keeps the readable pace users see."""
+    if request.node.get_closest_marker("demo_pace") is None:
+        monkeypatch.setattr(demo, "PACE", 0.0)
 
 
 @pytest.fixture

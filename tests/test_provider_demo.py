@@ -75,6 +75,7 @@ async def test_reasoning_disabled_means_no_thinking() -> None:
     assert not any(isinstance(e, (ThinkingDelta, ThinkingEnd)) for e in events)
 
 
+@pytest.mark.demo_pace
 def test_registry_builds_it_with_a_readable_pace() -> None:
     provider = make_provider(ProviderConfig("demo", "demo"))
     assert isinstance(provider, DemoProvider) and 0 < provider.pace < 0.2

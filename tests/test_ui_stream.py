@@ -279,21 +279,32 @@ async def test_a_key_typed_during_a_stream_is_painted_before_the_next_frame_of_t
         await settle(pilot)
 
 
+def _chat_rows(app) -> list[str]:
+    """The conversation's lines as the screen shows them, without the scrollbar."""
+    chat = app.query_one("#chat").scrollable_content_region
+    rows = screen_text(app).splitlines()[chat.y : chat.bottom]
+    return [row[chat.x : chat.right].strip() for row in rows]
+
+
 def _top_line(app) -> str:
     """The first non-blank line of the conversation as the screen shows it."""
-    chat = app.query_one("#chat").scrollable_content_region  # without the scrollbar
-    rows = screen_text(app).splitlines()[chat.y : chat.bottom]
-    return next(row[chat.x : chat.right].strip() for row in rows if row[chat.x : chat.right].strip())
+    return next(row for row in _chat_rows(app) if row)
 
 
 async def _reading(pilot, app, text: str) -> None:
-    """Scroll until ``text`` is the conversation's top line."""
+    """Scroll until ``text`` is the conversation's top line: a page at a time until it is
+    on screen, then to its row."""
     chat = app.query_one("#chat")
-    for y in range(int(chat.max_scroll_y) + 1):
+    page = max(1, chat.scrollable_content_region.height - 1)
+    for y in range(0, int(chat.max_scroll_y) + page, page):
         chat.scroll_to(y=y, animate=False, immediate=True)
         await pilot.pause()
-        if _top_line(app) == text:
-            return
+        rows = _chat_rows(app)
+        if text in rows:
+            chat.scroll_to(y=chat.scroll_y + rows.index(text), animate=False, immediate=True)
+            await pilot.pause()
+            if _top_line(app) == text:
+                return
     raise AssertionError(f"{text!r} never reached the top")
 
 

@@ -128,9 +128,11 @@ class DemoProvider(Provider):
 
     name = "demo"
 
-    def __init__(self, config: ProviderConfig, *, client: httpx.AsyncClient | None = None, pace: float = PACE) -> None:
+    def __init__(
+        self, config: ProviderConfig, *, client: httpx.AsyncClient | None = None, pace: float | None = None
+    ) -> None:
         super().__init__(config, client=client)
-        self.pace = pace
+        self.pace = PACE if pace is None else pace
         self._counter = TokenCounter(config.model)
 
     async def list_models(self) -> list[ModelInfo]:
