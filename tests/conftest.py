@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 
 import pytest
@@ -9,6 +10,12 @@ import pytest_asyncio
 from loopback import LoopbackServer
 
 from tractui.providers import demo
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than the CPUs, for a suite that spends much of its time
+    waiting on subprocesses and servers (``--maxprocesses`` still caps it)."""
+    return (os.cpu_count() or 1) + 1
 
 
 @pytest.fixture(autouse=True)
