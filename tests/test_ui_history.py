@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 from ui_support import build_app, screen_text, settle
 
-from tractui.core.content import Content, TextBlock, ThinkingBlock
-from tractui.store.compile import summary_metadata
-from tractui.ui.history import BATCH_CHARS, entries, newest
+from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
+from tractui.store.compile import clearing_metadata, summary_metadata
+from tractui.store.history import HistoryStore
+from tractui.ui.history import BATCH_CHARS, NEWEST_COMMITS, entries, newest, newest_of
 from tractui.ui.internals import watch_painted
 from tractui.ui.widgets.chat_log import ChatLog
 from tractui.ui.widgets.earlier import EarlierMessages
@@ -46,8 +49,6 @@ def _questions(app) -> list[str]:
 
 
 def test_entries_group_a_turn_into_one_reply_and_keep_summaries(tmp_path):
-    from tractui.store.history import HistoryStore
-
     with HistoryStore(tmp_path / "h.db") as store:
         sid = _long_session(store, exchanges=3)
         chain = store.chain(sid)
@@ -67,8 +68,6 @@ def test_entries_group_a_turn_into_one_reply_and_keep_summaries(tmp_path):
 
 
 def test_newest_batch_fits_the_budget_keeps_at_least_one_and_never_splits_a_question_from_its_reply(tmp_path):
-    from tractui.store.history import HistoryStore
-
     with HistoryStore(tmp_path / "h.db") as store:
         shown = entries(store.chain(_long_session(store)))
     start = newest(shown)
@@ -82,10 +81,81 @@ def test_newest_batch_fits_the_budget_keeps_at_least_one_and_never_splits_a_ques
     assert newest(shown, budget=10**9) == 0
 
 
+def _append_turn(store, sid: str, turn: tuple[str, int], n: int) -> None:
+    """One turn of a generated session: a question and its reply, a tool loop of ``size``
+    rounds, a question left unanswered, or a summary or clearing over what came before."""
+    kind, size = turn
+    ai = lambda *blocks: Content(speaker="ai", blocks=list(blocks))  # noqa: E731
+    ids = [c.id for c in store.chain(sid)]
+    if kind == "summary" and ids:
+        first = ids[len(ids) * size // 8]
+        store.append(
+            sid,
+            "summary",
+            Content(speaker="system", blocks=[TextBlock(text="so far")]),
+            metadata=summary_metadata(first, ids[-1]),
+        )
+        return
+    if kind == "clearing":
+        tools = [c.id for c in store.chain(sid) if c.kind == "tool"]
+        store.append(
+            sid,
+            "summary",
+            Content(speaker="system", blocks=[TextBlock(text="cleared")]),
+            metadata=clearing_metadata(tools[: size + 1], 10),
+        )
+        return
+    store.append(sid, "user", Content.human(f"question {n}"))
+    if kind == "unanswered":
+        return
+    for r in range(size if kind == "tools" else 0):
+        store.append(sid, "reasoning", ai(ThinkingBlock(thought=f"round {r}")))
+        store.append(sid, "assistant", ai(ToolCallBlock(id=f"c{n}-{r}", name="look", arguments="{}")))
+        store.append(
+            sid, "tool", Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id=f"c{n}-{r}", content="ok")])
+        )
+    store.append(sid, "reasoning", ai(ThinkingBlock(thought=f"thinking {n}")))
+    store.append(sid, "assistant", ai(TextBlock(text=f"answer {n}")))
+
+
+TURNS = st.lists(
+    st.tuples(st.sampled_from(["plain", "plain", "tools", "unanswered", "summary", "clearing"]), st.integers(0, 7)),
+    min_size=1,
+    max_size=14,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(turns=TURNS)
+def test_the_newest_messages_read_from_the_chain_end_are_those_of_the_whole_chain(tmp_path_factory, turns):
+    with HistoryStore(tmp_path_factory.mktemp("h") / "h.db") as store:
+        sid = store.create_session("s")
+        for n, turn in enumerate(turns):
+            _append_turn(store, sid, turn, n)
+        whole = entries(store.chain(sid))
+        reads: list[int] = []
+
+        def end(count: int) -> list:
+            reads.append(count)
+            return store.chain(sid, last=count)
+
+        for budget in (0, 200):
+            start = newest(whole, budget)
+            drawn, earlier = newest_of(end, budget)
+            shown = lambda batch: [([c.id for c in e.commits], e.kind, e.dim, e.replaced) for e in batch]  # noqa: E731
+            assert shown(drawn) == shown(whole[start:])
+            assert earlier is None or shown(earlier) == shown(whole[:start])
+        assert store.chain(sid, last=3) == store.chain(sid)[-3:] and store.chain(sid, last=0) == []
+
+
 async def test_resuming_a_long_session_draws_only_the_newest_messages(tmp_path):
     app = _resumed(tmp_path)
+    reads: list[int | None] = []
+    history = app.conversation.history
+    app.conversation.history = lambda last=None: reads.append(last) or history(last)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        assert reads[0] == NEWEST_COMMITS and None in reads  # the chain's end first, the rest after
         questions = _questions(app)
         assert 2 <= len(questions) < EXCHANGES
         assert questions == [f"question {i}" for i in range(EXCHANGES - len(questions), EXCHANGES)]

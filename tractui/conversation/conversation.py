@@ -106,12 +106,12 @@ class Conversation:
         self.assembler = None
         return self.session_id
 
-    def history(self) -> list[Commit]:
+    def history(self, last: int | None = None) -> list[Commit]:
         """This window's branch, root → head: where it last wrote or what it opened, even when
-        another tractui on the same session has written since."""
+        another tractui on the same session has written since; only its ``last`` commits when given."""
         if self.session_id is None:
             return []
-        return self.store.chain(self.session_id, head=self.store.seen_head(self.session_id))
+        return self.store.chain(self.session_id, head=self.store.seen_head(self.session_id), last=last)
 
     def messages(self) -> list[Content]:
         """What would be sent now (reasoning policy applied)."""

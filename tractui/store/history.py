@@ -426,8 +426,10 @@ class HistoryStore:
         ).fetchall()
         return _rows_to_commits(rows)
 
-    def chain(self, session_id: str, head: str | None = None) -> list[Commit]:
-        """The commits from the root to ``head`` (default: the session's head).
+    def chain(self, session_id: str, head: str | None = None, *, last: int | None = None) -> list[Commit]:
+        """The commits from the root to ``head`` (default: the session's head); only its
+        ``last`` ones when given (the newest message of a long session is drawn before the
+        rest is parsed).
 
         The session's rows are read once and kept (see ``_known_of``); the
         walk is in Python, and only commits not read before are parsed, so a
@@ -446,6 +448,8 @@ class HistoryStore:
             seen.add(current)  # a parent cycle (left by another tool) ends the chain instead of looping
             current = row[1]
         picked.reverse()
+        if last is not None:
+            picked = picked[-last:] if last > 0 else []
         for commit in _rows_to_commits([rows[i] for i in picked if i not in commits]):
             commits[commit.id] = commit
             rows[commit.id] = (commit.id, commit.parent_id)  # the text is kept once, in the commit

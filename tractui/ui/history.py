@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tractui.store.history import Commit
 
 BATCH_CHARS = 12_000  # text drawn per batch: about three screens of a wide terminal
+NEWEST_COMMITS = 16  # commits read first for the newest message; four times more while too few
 
 
 @dataclass
@@ -91,6 +92,27 @@ def newest(pending: list[Entry], budget: int = BATCH_CHARS) -> int:
     if start > 0 and pending[start].kind == "reply" and pending[start - 1].kind == "user":
         start -= 1
     return start
+
+
+def newest_of(chain: Callable[[int], list[Commit]], budget: int) -> tuple[list[Entry], list[Entry] | None]:
+    """The newest batch of entries (as ``newest`` picks it) read from the end of the chain
+    alone, and the entries before it when the chain was read whole (``None`` otherwise).
+
+    ``chain(n)`` gives the chain's last ``n`` commits. An end is enough when the batch starts
+    after its first entry (which may be cut: a reply whose first commits are further up) and
+    holds only messages and replies: a summary's turn count needs the commits it stands in
+    for, and a commit is dimmed only by a summary after it, which would be in the batch.
+    """
+    count = NEWEST_COMMITS
+    while True:
+        end = chain(count)
+        pending = entries(end)
+        start = newest(pending, budget)
+        if len(end) < count:  # the whole chain
+            return pending[start:], pending[:start]
+        if start > 0 and all(entry.kind in ("user", "reply") for entry in pending[start:]):
+            return pending[start:], None
+        count *= 4
 
 
 def widget_for(

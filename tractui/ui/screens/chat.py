@@ -292,7 +292,7 @@ class ChatScreen(Screen[None]):
             await chat.remove_children()
         await chat.query(".loading").remove()
         await self.pager.show(
-            chat, self.conversation.history(), batch=0, folded=self.thinking_folded, public=self._public_markdown
+            chat, self.conversation.history, batch=0, folded=self.thinking_folded, public=self._public_markdown
         )
         chat.jump_to_end()
         if not initial:
