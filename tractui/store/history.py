@@ -25,7 +25,6 @@ from pydantic import TypeAdapter
 from tractui.core.content import Content, Usage
 from tractui.errors import StoreError
 from tractui.store.db import connect
-from tractui.store.imports import EXPORT_FORMAT, EXPORT_VERSION, check_export
 
 Kind = Literal["user", "reasoning", "assistant", "tool", "summary", "system"]
 Status = Literal["complete", "interrupted", "error"]
@@ -493,6 +492,8 @@ class HistoryStore:
     # -- export / import ---------------------------------------------------
     def export_session(self, session_id: str) -> dict[str, Any]:
         """The whole session, every branch, as lossless JSON-ready data."""
+        from tractui.store.imports import EXPORT_FORMAT, EXPORT_VERSION  # the format's checks: only here
+
         info = self.session(session_id)
         if info is None:
             raise StoreError(f"no session '{session_id}' in {self.path}")
@@ -511,6 +512,8 @@ class HistoryStore:
 
     def import_session(self, data: Any) -> str:
         """Load an export back; refuses (changing nothing) a malformed file or a session already present."""
+        from tractui.store.imports import check_export
+
         export = check_export(data)
         meta = export.session
         sid = meta.id

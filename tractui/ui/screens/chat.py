@@ -23,16 +23,12 @@ from textual.widgets import Static, TextArea
 from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from tractui.conversation.commands import is_command
-from tractui.tools.consent import Decision, ToolRequest
-from tractui.tools.server import McpConnection
-from tractui.tools.toolbox import Toolbox
 from tractui.ui.draft import SAVE_AFTER, load_draft, save_draft
 from tractui.ui.host import STILL_STREAMING, CommandHost
 from tractui.ui.paging import HistoryPager
 from tractui.ui.palette import PrefillPrompt, RunSlashCommand
 from tractui.ui.pending import PendingConversation
 from tractui.ui.sanitize import sanitize
-from tractui.ui.screens.tools import ToolsScreen
 from tractui.ui.streaming.frames import FrameLoop
 from tractui.ui.streaming.renderer import ReplyRenderer
 from tractui.ui.widgets.chat_log import ChatLog
@@ -49,6 +45,9 @@ if TYPE_CHECKING:
     from tractui.conversation.conversation import Conversation
     from tractui.core.events import TurnEvent
     from tractui.core.settings import Settings
+    from tractui.tools.consent import Decision, ToolRequest
+    from tractui.tools.server import McpConnection
+    from tractui.tools.toolbox import Toolbox
 
 
 class ChatScreen(Screen[None]):
@@ -225,9 +224,11 @@ class ChatScreen(Screen[None]):
             await box.aclose()
         await self._conversation.aclose()
 
-    # -- tools -------------------------------------------------------------
+    # -- tools (their modules imported when used: the first frame has no tools) --
     @property
     def toolbox(self) -> Toolbox | None:
+        from tractui.tools.toolbox import Toolbox
+
         tools = self._conversation.tools if self._conversation is not None else None
         return tools if isinstance(tools, Toolbox) else None
 
@@ -240,6 +241,8 @@ class ChatScreen(Screen[None]):
             box.start()
 
     def _tools_changed(self, connection: McpConnection) -> None:
+        from tractui.ui.screens.tools import ToolsScreen
+
         if isinstance(self.app.screen, ToolsScreen):
             self.app.screen.refresh_servers()
         if connection.state == "failed":
@@ -263,6 +266,8 @@ class ChatScreen(Screen[None]):
         return decision
 
     async def show_tools(self) -> None:
+        from tractui.ui.screens.tools import ToolsScreen
+
         box = self.toolbox
         if box is None:
             await self.note(
