@@ -313,6 +313,15 @@ async def test_page_keys_scroll_the_conversation_from_the_prompt_and_reach_earli
         await pilot.press("ctrl+home")  # to the top: the earlier messages are drawn
         await settle(pilot)
         assert len(_questions(app)) > before
+        for key in ("pageup", "ctrl+home"):  # already at the top (reached while a batch was drawn)
+            app.chat.pager.drawing = True
+            chat.scroll_home(animate=False, immediate=True)
+            await settle(pilot)
+            app.chat.pager.drawing = False
+            before = len(_questions(app))
+            await pilot.press(key)
+            await settle(pilot)
+            assert len(_questions(app)) > before, key
         await pilot.press("ctrl+end")
         await pilot.press("pagedown")
         await settle(pilot)

@@ -535,9 +535,12 @@ class ChatScreen(Screen[None]):
         self.query_one(NewContentHint).display = False
 
     def action_scroll_chat(self, where: str) -> None:
-        """Page Up/Down and Ctrl+Home scroll the conversation while the prompt keeps focus."""
+        """Page Up/Down and Ctrl+Home scroll the conversation while the prompt keeps focus;
+        up at the very top they ask for the earlier messages, as the wheel does there."""
         chat = self.query_one(ChatLog)
-        if where == "home":
+        if where != "page_down" and chat.scroll_y <= 0:
+            chat.post_message(ChatLog.ScrolledPastTop())
+        elif where == "home":
             chat.scroll_home(animate=False)
         elif where == "page_up":
             chat.scroll_page_up(animate=False)
