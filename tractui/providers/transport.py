@@ -189,7 +189,7 @@ class Provider(ABC):
         key, missing = self.api_key()
         if missing is not None:
             raise ModelListError(missing.message)
-        return await fetch_pages(self.client, url, self.auth_headers(key), parse, page_param, params)
+        return await _fetch_pages(self.client, url, self.auth_headers(key), parse, page_param, params)
 
     # -- shared machinery -----------------------------------------------------
     @property
@@ -408,6 +408,37 @@ def _closed(parser: StreamParser) -> list[StreamEvent]:
         return []
 
 
+async def _fetch_pages(
+    client: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    parse: ModelPageParser,
+    page_param: str | None,
+    params: dict[str, str] | None = None,
+) -> list[ModelInfo]:
+    """GET ``url`` (following the protocol's paging) and parse each page; one-line errors."""
+    models: list[ModelInfo] = []
+    query = dict(params or {})
+    for _ in range(MAX_MODEL_PAGES):
+        try:
+            response = await client.get(url, headers=headers, params=query, timeout=MODELS_TIMEOUT)
+        except httpx.HTTPError as exc:
+            raise ModelListError(f"cannot reach {url}: {type(exc).__name__}") from None
+        if response.status_code >= 400:
+            message, _, _ = parse_error_body(response.content)
+            raise ModelListError(f"{url} answered HTTP {response.status_code}: {message or 'no details'}")
+        try:
+            payload = response.json()
+        except ValueError:
+            raise ModelListError(f"{url} did not answer JSON") from None
+        page, token = parse(payload)
+        models.extend(page)
+        if token is None or page_param is None:
+            break
+        query[page_param] = token
+    return sorted({m.id: m for m in models}.values(), key=lambda m: m.id)
+
+
 class _Outcome:
     """How one attempt ended: the failure (if any) and the wait the server asked for."""
 
@@ -432,36 +463,3 @@ __all__ = [
     "key_env_name",
     "retry_after_seconds",
 ]
-
-
-async def fetch_pages(
-    client: httpx.AsyncClient,
-    url: str,
-    headers: dict[str, str],
-    parse: ModelPageParser,
-    page_param: str | None,
-    params: dict[str, str] | None = None,
-) -> list[ModelInfo]:
-    """GET ``url`` (following the protocol's paging) and parse each page; one-line errors."""
-    models: list[ModelInfo] = []
-    query = dict(params or {})
-    for _ in range(MAX_MODEL_PAGES):
-        try:
-            response = await client.get(url, headers=headers, params=query, timeout=MODELS_TIMEOUT)
-        except httpx.HTTPError as exc:
-            raise ModelListError(f"cannot reach {url}: {type(exc).__name__}") from None
-        if response.status_code >= 400:
-            from tractui.providers.errors import parse_error_body
-
-            message, _, _ = parse_error_body(response.content)
-            raise ModelListError(f"{url} answered HTTP {response.status_code}: {message or 'no details'}")
-        try:
-            payload = response.json()
-        except ValueError:
-            raise ModelListError(f"{url} did not answer JSON") from None
-        page, token = parse(payload)
-        models.extend(page)
-        if token is None or page_param is None:
-            break
-        query[page_param] = token
-    return sorted({m.id: m for m in models}.values(), key=lambda m: m.id)
