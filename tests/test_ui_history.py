@@ -81,11 +81,19 @@ def test_newest_batch_fits_the_budget_keeps_at_least_one_and_never_splits_a_ques
     assert newest(shown, budget=10**9) == 0
 
 
+def _ai(*blocks) -> Content:
+    return Content(speaker="ai", blocks=list(blocks))
+
+
+def _shown(batch) -> list:
+    """What the view draws of each entry: its commits, kind, dimming and turn count."""
+    return [([c.id for c in e.commits], e.kind, e.dim, e.replaced) for e in batch]
+
+
 def _append_turn(store, sid: str, turn: tuple[str, int], n: int) -> None:
     """One turn of a generated session: a question and its reply, a tool loop of ``size``
     rounds, a question left unanswered, or a summary or clearing over what came before."""
     kind, size = turn
-    ai = lambda *blocks: Content(speaker="ai", blocks=list(blocks))  # noqa: E731
     ids = [c.id for c in store.chain(sid)]
     if kind == "summary" and ids:
         first = ids[len(ids) * size // 8]
@@ -109,13 +117,13 @@ def _append_turn(store, sid: str, turn: tuple[str, int], n: int) -> None:
     if kind == "unanswered":
         return
     for r in range(size if kind == "tools" else 0):
-        store.append(sid, "reasoning", ai(ThinkingBlock(thought=f"round {r}")))
-        store.append(sid, "assistant", ai(ToolCallBlock(id=f"c{n}-{r}", name="look", arguments="{}")))
+        store.append(sid, "reasoning", _ai(ThinkingBlock(thought=f"round {r}")))
+        store.append(sid, "assistant", _ai(ToolCallBlock(id=f"c{n}-{r}", name="look", arguments="{}")))
         store.append(
             sid, "tool", Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id=f"c{n}-{r}", content="ok")])
         )
-    store.append(sid, "reasoning", ai(ThinkingBlock(thought=f"thinking {n}")))
-    store.append(sid, "assistant", ai(TextBlock(text=f"answer {n}")))
+    store.append(sid, "reasoning", _ai(ThinkingBlock(thought=f"thinking {n}")))
+    store.append(sid, "assistant", _ai(TextBlock(text=f"answer {n}")))
 
 
 TURNS = st.lists(
@@ -133,18 +141,11 @@ def test_the_newest_messages_read_from_the_chain_end_are_those_of_the_whole_chai
         for n, turn in enumerate(turns):
             _append_turn(store, sid, turn, n)
         whole = entries(store.chain(sid))
-        reads: list[int] = []
-
-        def end(count: int) -> list:
-            reads.append(count)
-            return store.chain(sid, last=count)
-
         for budget in (0, 200):
             start = newest(whole, budget)
-            drawn, earlier = newest_of(end, budget)
-            shown = lambda batch: [([c.id for c in e.commits], e.kind, e.dim, e.replaced) for e in batch]  # noqa: E731
-            assert shown(drawn) == shown(whole[start:])
-            assert earlier is None or shown(earlier) == shown(whole[:start])
+            drawn, earlier = newest_of(lambda count: store.chain(sid, last=count), budget)
+            assert _shown(drawn) == _shown(whole[start:])
+            assert earlier is None or _shown(earlier) == _shown(whole[:start])
         assert store.chain(sid, last=3) == store.chain(sid)[-3:] and store.chain(sid, last=0) == []
 
 
