@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -201,3 +203,31 @@ async def test_a_session_from_the_command_line_resumes_on_its_endpoint_with_no_p
             assert ProfileStore().entries() == [] or all(e.name != "session" for e in ProfileStore().entries())
     finally:
         store.close()
+
+
+async def test_the_answers_markdown_parser_and_python_lexer_are_made_while_the_user_types(tmp_path, monkeypatch):
+    from tractui.ui.widgets import answer_segment
+
+    warmed: list[bool] = []  # on a thread of its own?
+    monkeypatch.setattr(
+        answer_segment, "warm", lambda: warmed.append(threading.current_thread() is not threading.main_thread())
+    )
+    gate = threading.Event()
+    gate.set()
+    app, store = pending_app(tmp_path, gate)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        await wait_for(pilot, lambda: bool(warmed))
+        assert warmed == [True]
+    store.close()
+
+
+def test_warming_makes_the_python_lexer_in_a_fresh_interpreter():
+    """``warm`` leaves nothing for the first code block to make (pygments keeps a lexer's
+    compiled rules on its class: ``_tokens``)."""
+    code = (
+        "import pygments.lexers.python as p; from tractui.ui.widgets.answer_segment import warm; "
+        "before = '_tokens' in p.PythonLexer.__dict__; warm(); print(before, '_tokens' in p.PythonLexer.__dict__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]

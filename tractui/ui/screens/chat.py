@@ -187,6 +187,15 @@ class ChatScreen(Screen[None]):
             await self.host.follow_session_profile()
         await self._drain()
         self._prepare_next()
+        self._warm_drawing()
+
+    @work(group="warm", thread=True)
+    def _warm_drawing(self) -> None:
+        """Make, while the user types, what the first answer would make on the event loop
+        (``answer_segment.warm``), where each held the screen for tens of milliseconds."""
+        from tractui.ui.widgets.answer_segment import warm
+
+        warm()
 
     @work(group="prepare", exclusive=True)
     async def _prepare_next(self) -> None:

@@ -38,6 +38,18 @@ def parse(text: str) -> list[Token]:
     return _parser().parse(text)
 
 
+WARMED_LANGUAGES = ("python",)  # the commonest fence in answers, and one of the dearest lexers to make
+
+
+def warm() -> None:
+    """The parser, and the lexer of each of ``WARMED_LANGUAGES``, made ahead: imported with
+    this module and made at the first answer and its first code block, they held the screen
+    (figures: docs/ui.md, "Speed")."""
+    parse("warm")
+    for language in WARMED_LANGUAGES:
+        MarkdownFence.highlight("", language)
+
+
 @lru_cache(maxsize=256)
 def _highlighted(code: str, language: str, ansi: bool, dark: bool) -> Content:
     return MarkdownFence.highlight(code, language, ansi=ansi, dark=dark)
