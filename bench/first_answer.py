@@ -38,7 +38,7 @@ ANSWER = [
 async def one_run(warm: bool) -> list[float]:
     """The four longest stalls (ms), longest first, from Enter to the reply's end."""
     sys.path[:0] = [str(ROOT / "tests")]
-    from tractui.ui.launch import set_frame_rate
+    from tractui.ui.launch import set_frame_rate, tune_gc
 
     set_frame_rate()
     from loopback import LoopbackServer, sse
@@ -58,6 +58,7 @@ async def one_run(warm: bool) -> list[float]:
     lags: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         app = build_app(Path(tmp), config=loop_config(server))
+        tune_gc()  # as `tractui` does before it runs the app
         async with app.run_test(size=(120, 40)) as pilot:
             await settle(pilot)
             await asyncio.sleep(1.0)  # the user typing the first question

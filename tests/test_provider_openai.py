@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -455,6 +457,36 @@ async def test_json_body_instead_of_a_stream_is_a_protocol_error(loopback: Loopb
     loopback.add(json_body({"choices": []}))
     events, _ = await run(provider(loopback))
     assert isinstance(events[-1], StreamError) and events[-1].kind == "protocol"
+
+
+def test_warming_loads_what_the_first_request_would_load_on_the_event_loop() -> None:
+    """In a fresh interpreter: after ``warm`` the first request imports nothing new (httpcore's
+    pool loaded anyio's asyncio backend at its first wait for a connection, 30-45 ms)."""
+    code = """
+import asyncio, sys, threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from tractui.providers import ProviderConfig, make_provider
+
+class Ok(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200); self.send_header("Content-Length", "2"); self.end_headers(); self.wfile.write(b"{}")
+    def log_message(self, *args): pass
+
+server = HTTPServer(("127.0.0.1", 0), Ok)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+
+async def main():
+    p = make_provider(ProviderConfig("openai", "m", base_url="http://127.0.0.1:%d/v1" % server.server_port, api_key_env=""))
+    await p.warm()
+    before = set(sys.modules)
+    await p.client.get(p.base_url + "/models")
+    print(sorted(m for m in set(sys.modules) - before if not m.startswith("encodings")) or "nothing")
+    await p.aclose()
+
+asyncio.run(main())
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert done.stdout.strip() == "nothing", done.stdout
 
 
 async def test_warmed_client_is_the_one_the_request_uses(loopback: LoopbackServer) -> None:

@@ -20,6 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any, ClassVar, Protocol
 
+import anyio
 import httpx
 
 from tractui.core.content import Content
@@ -200,11 +201,12 @@ class Provider(ABC):
 
     async def warm(self) -> None:
         """Make the HTTP client ahead of the first request, off the event loop: making it
-        imports the connection pool and loads the CA bundle, a pause worth taking before
-        the user presses Enter rather than after."""
+        imports the connection pool and loads the CA bundle, and the pool's first wait for
+        a connection loads anyio's asyncio backend; pauses worth taking before the user
+        presses Enter rather than after."""
         if self._client is not None:
             return
-        client = await asyncio.to_thread(httpx.AsyncClient)
+        client = await asyncio.to_thread(_ready_client)
         if self._client is None:
             self._client = client
         else:  # a request made its own meanwhile
@@ -406,6 +408,12 @@ def _closed(parser: StreamParser) -> list[StreamEvent]:
         return parser.close()
     except Exception:  # part of the stream boundary: the failure that ended the stream is reported instead
         return []
+
+
+def _ready_client() -> httpx.AsyncClient:
+    """A client, with anyio's asyncio backend loaded as its first request would load it."""
+    anyio.run(anyio.sleep, 0)
+    return httpx.AsyncClient()
 
 
 async def _fetch_pages(
