@@ -61,10 +61,18 @@ FENCE = st.tuples(  # a code line may be wider than the view: it scrolls sideway
 QUOTE = PARAGRAPH.map(lambda p: "> " + p)
 RULE = st.just("---")
 BLOCK = st.one_of(PARAGRAPH, HEADING, LIST, TABLE, FENCE, QUOTE, RULE)
-DOCUMENT = st.lists(BLOCK, min_size=1, max_size=7).map("\n\n".join)
+
+
+def _fits(document: str) -> bool:
+    """``document`` takes at most 100 rows at SIZE's width (wrapped lines and the gaps between
+    blocks, roughly): with the thinking and the question it stays on one screen."""
+    return sum(len(line) // (SIZE[0] - 10) + 1 for line in document.split("\n")) <= 100
+
+
+DOCUMENT = st.lists(BLOCK, min_size=1, max_size=7).map("\n\n".join).filter(_fits)
 # with lists long enough to be cut between items: for the fast path only (Textual's own Markdown
 # redraws a growing list whole on every append, which made the public path's examples slow)
-WITH_LONG_LISTS = st.lists(st.one_of(BLOCK, LONG_LIST), min_size=1, max_size=7).map("\n\n".join)
+WITH_LONG_LISTS = st.lists(st.one_of(BLOCK, LONG_LIST), min_size=1, max_size=4).map("\n\n".join).filter(_fits)
 
 
 CUTS = st.lists(st.integers(min_value=1, max_value=60), min_size=1, max_size=12)  # where the stream is cut
