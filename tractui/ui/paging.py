@@ -23,7 +23,7 @@ class HistoryPager:
         self.earlier: list[Entry] = []  # not drawn yet, oldest first
         self.drawing = False
         # the chain and the first commit drawn, while the entries above it are not read yet
-        self._unread: tuple[Callable[[], list[Commit]], str] | None = None
+        self._unread: tuple[Callable[[int | None], list[Commit]], str] | None = None
 
     def forget(self) -> None:
         """The view was cleared: nothing is left to draw further up."""
@@ -44,7 +44,7 @@ class HistoryPager:
 
         drawn, earlier = history.newest_of(chain, batch)
         self.earlier = earlier or []
-        self._unread = None if earlier is not None or not drawn else (lambda: chain(None), drawn[0].commits[0].id)
+        self._unread = None if earlier is not None or not drawn else (chain, drawn[0].commits[0].id)
         marker = EarlierMessages()
         widgets = [
             marker,
@@ -61,7 +61,7 @@ class HistoryPager:
 
         chain, first = self._unread
         self._unread = None
-        pending = history.entries(chain())
+        pending = history.entries(chain(None))
         at = next((i for i, entry in enumerate(pending) if entry.commits[0].id == first), 0)
         self.earlier = pending[:at]
         chat.query_one(EarlierMessages).show_count(len(self.earlier))
