@@ -202,6 +202,30 @@ async def test_an_append_hands_the_grown_last_block_to_update_from_block_with_it
         assert internals.list_items(block) is block._blocks
 
 
+async def test_item_row_reads_the_bullet_and_blocks_of_a_row_a_list_composed():
+    """``item_row``: Textual composes a list item as ``Horizontal(MarkdownBullet, Vertical(*blocks))``,
+    its parts kept in ``_pending_children`` until mounted."""
+    from markdown_it import MarkdownIt
+
+    class Lists(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Markdown()
+
+    app = Lists()
+    async with app.run_test(size=(30, 10)):
+        markdown = app.query_one(Markdown)
+        tokens = MarkdownIt().parse("- a\n- b\n")
+        block = Markdown.BLOCKS["bullet_list_open"](markdown, tokens[0])
+        item = Markdown.BLOCKS["list_item_unordered_open"](markdown, tokens[1], "• ")
+        paragraph = Markdown.BLOCKS["paragraph_open"](markdown, tokens[2])
+        item._blocks.append(paragraph)
+        block._blocks.append(item)
+        rows = list(block.compose())
+        assert len(rows) == 1, MOVED + "MarkdownBulletList.compose"
+        assert internals.item_row(rows[0]) == ("• ", [paragraph]), MOVED + "the row of a list item"
+        assert internals.item_row(paragraph) is None
+
+
 def test_virtual_size_is_a_reactive_laid_out_overrides():
     """``LaidOut`` redeclares it without ``layout=True``: the override only means something while
     Textual's own is a reactive that asks for a layout."""

@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 
 from textual import events
 from textual._compositor import ChopsUpdate, Compositor, CompositorUpdate, LayoutUpdate
+from textual.containers import Vertical
 from textual.widget import Widget
+from textual.widgets._markdown import MarkdownBullet
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -57,6 +59,16 @@ class GrowsInPlace:
 def list_items(block: MarkdownBlock) -> list[MarkdownBlock]:
     """The items of a list block not composed yet (mounting it composes them into rows)."""
     return block._blocks
+
+
+def item_row(row: Widget) -> tuple[str, list[Widget]] | None:
+    """The bullet and the blocks of a row that a Markdown list composed for one of its items
+    (a bullet beside a column of the item's blocks), before it is mounted; None for any
+    other widget."""
+    match row._pending_children:
+        case [MarkdownBullet() as bullet, Vertical() as column]:
+            return bullet.symbol, column._pending_children
+    return None
 
 
 def screen_strips(screen: Screen[object]) -> list[Strip]:

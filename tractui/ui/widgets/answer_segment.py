@@ -6,24 +6,32 @@ first answer, not before the app's first frame.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Protocol, cast
+from typing import ClassVar, Protocol, cast
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
+from rich.cells import cell_len
+from rich.segment import Segment
+from rich.style import Style
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.geometry import Size
+from textual.geometry import Offset, Region, Size
+from textual.selection import Selection
+from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import Label, Markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
-from tractui.ui.internals import GrowsInPlace, highlighted_code, list_items
-from tractui.ui.widgets.column import LaidOut, StackHeight
+from tractui.ui.internals import GrowsInPlace, highlighted_code, item_row, list_items
+from tractui.ui.widgets.column import Blank, LaidOut, StackHeight
 
 # Textual exports only some block classes; the rest are reached through Markdown.BLOCKS
 _QUOTE: type[MarkdownBlock] = Markdown.BLOCKS["blockquote_open"]
 _BULLETS: type[MarkdownBlock] = Markdown.BLOCKS["bullet_list_open"]
 _NUMBERS: type[MarkdownBlock] = Markdown.BLOCKS["ordered_list_open"]
+_PARAGRAPH: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
 
 
 @lru_cache(maxsize=1)
@@ -81,6 +89,73 @@ class BlockQuote(StackHeight, _QUOTE):  # type: ignore[misc, valid-type]
     """A quote, measured from its blocks alone."""
 
 
+class Paragraph(LaidOut, _PARAGRAPH):  # type: ignore[misc, valid-type]
+    """A paragraph; as the whole of a list item, it draws the item's bullet too.
+
+    Textual draws an item as a row holding the bullet and a column holding the
+    item's blocks: four widgets to mount, style, lay out and paint for each
+    line of a list (figures: docs/ui.md, "Speed"). An item of one paragraph is
+    this paragraph alone, its left padding as wide as the bullet, which it
+    paints on its first line with the bullet's style; ``tests/test_list_rows.py``
+    checks it draws what Textual's row draws, cell for cell.
+    """
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"item-bullet"}
+    DEFAULT_CSS = """
+    MarkdownParagraph > .item-bullet { color: $text-primary; }
+    MarkdownParagraph:light > .item-bullet { color: $text-secondary; }
+    """
+    SCOPED_CSS = False
+
+    bullet = ""  # the item's bullet, as Textual's row would show it; none outside a list
+    _bullet_style: Style | None = None  # made at the first paint after each change of style
+
+    def as_item(self, bullet: str) -> Paragraph:
+        """This paragraph drawn as a list item with ``bullet``."""
+        self.bullet = bullet
+        self.styles.padding = (0, 0, 0, cell_len(bullet))
+        return self
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._bullet_style = None
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        strips = super().render_lines(crop)
+        width = cell_len(self.bullet)
+        if not width or crop.y > 0 or crop.x >= width or not strips:
+            return strips
+        if self._bullet_style is None:
+            self._bullet_style = self.get_visual_style("item-bullet").rich_style
+        # the offset maps the mouse on the bullet to the item's start, as Textual's bullet does
+        bullet = Strip([Segment(self.bullet, self._bullet_style)], width).apply_offsets(0, 0)
+        for line_filter in self.get_line_filters():  # as Textual filters every line it paints
+            bullet = bullet.apply_filter(line_filter, self.background_colors[1])
+        bullet = bullet.crop(crop.x, min(width, crop.right))
+        first = strips[0]
+        strips[0] = Strip.join([bullet, first.crop(width - crop.x, first.cell_length)])
+        return strips
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """As Textual's row: the bullet (as its own widget gives it) before the text."""
+        selected = super().get_selection(selection)
+        if selected is None or not self.bullet or selection.start not in (None, Offset(0, 0)):
+            return selected
+        text, ending = selected
+        return f"{self.bullet} {text}", ending
+
+
+def _rows(composed: ComposeResult) -> Iterator[Widget]:
+    """The rows Textual composed for a list, each item of one paragraph as that paragraph
+    alone (see ``Paragraph``)."""
+    for row in composed:
+        match item_row(row):
+            case (bullet, [Paragraph() as paragraph]):
+                yield paragraph.as_item(bullet)
+            case _:
+                yield row
+
+
 class _GrowingList(StackHeight, GrowsInPlace):
     """A list that a streamed append updates by its last item and the new ones: the
     items before the last are finished (an item ends where the next begins) and keep
@@ -118,9 +193,15 @@ class _GrowingList(StackHeight, GrowsInPlace):
 class BulletList(_GrowingList, _BULLETS):  # type: ignore[misc, valid-type]
     """A bullet list, measured from its items alone."""
 
+    def compose(self) -> ComposeResult:
+        yield from _rows(super().compose())
+
 
 class OrderedList(_GrowingList, _NUMBERS):  # type: ignore[misc, valid-type]
     """A numbered list, measured from its items alone."""
+
+    def compose(self) -> ComposeResult:
+        yield from _rows(super().compose())
 
     def _same_width(self, items: list[MarkdownBlock], before: int) -> bool:
         """Whether the widest number of ``items`` has as many digits as that of the ``before``
@@ -149,6 +230,7 @@ def _number(item: MarkdownBlock) -> int:
 
 
 _OWN_BLOCKS: dict[str, type[MarkdownBlock]] = {
+    "paragraph_open": Paragraph,
     "fence": Fence,
     "code_block": Fence,
     "blockquote_open": BlockQuote,
@@ -157,7 +239,7 @@ _OWN_BLOCKS: dict[str, type[MarkdownBlock]] = {
 }
 
 
-class AnswerSegment(StackHeight, Markdown):
+class AnswerSegment(Blank, StackHeight, Markdown):
     """One run of blocks of the answer.
 
     ``continues``: its last list goes on in the next segment (``answer.list_cut``), so it
@@ -165,7 +247,6 @@ class AnswerSegment(StackHeight, Markdown):
     """
 
     DEFAULT_CSS = "AnswerSegment { padding: 0; margin: 0; }"  # flush with the reply, as one Markdown would be
-    BLANK = True  # only background of its own: see Column
     BLOCKS: dict[str, type[MarkdownBlock]] = {  # noqa: RUF012  # declared so by Markdown
         name: _OWN_BLOCKS.get(name) or _laid_out(block) for name, block in Markdown.BLOCKS.items()
     }

@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import cast
 
 from textual.containers import Vertical
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.reactive import Reactive
+from textual.strip import Strip
 from textual.widget import Widget
 
 
@@ -49,12 +50,30 @@ class StackHeight(LaidOut):
         return widget.arrange(Size(width, 0)).total_region.height
 
 
-class Column(StackHeight, Vertical):
-    """A ``Vertical`` of auto-height children, measured from its children alone.
+class Blank:
+    """Mixin for a widget that draws only its background (no border, no content of its own),
+    listed before the widget class.
 
-    ``BLANK``: it draws only its background (no border, no content of its
-    own). A column grows with every frame of a reply, and a resized widget
-    re-renders every visible line; a blank one fills them with one strip.
+    A column grows with every frame of a reply, and a resized widget re-renders
+    every visible line; Textual's ``BLANK`` fills them with one strip, but
+    unfiltered: with ``NO_COLOR`` set, the gaps between an answer's blocks
+    kept their colour while all else turned grey. The strip is filtered here
+    as Textual filters every line it paints.
     """
 
     BLANK = True
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        widget = cast(Widget, self)
+        strips: list[Strip] = super().render_lines(crop)  # type: ignore[misc]
+        filters = widget.get_line_filters()
+        if not filters or not strips:
+            return strips
+        strip = strips[0]  # one strip for every line
+        for line_filter in filters:
+            strip = strip.apply_filter(line_filter, widget.background_colors[1])
+        return [strip] * len(strips)
+
+
+class Column(Blank, StackHeight, Vertical):
+    """A ``Vertical`` of auto-height children, measured from its children alone; blank."""
