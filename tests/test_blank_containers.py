@@ -1,0 +1,46 @@
+"""Containers that draw only their background (``column.Blank``: the answer's columns and
+segments) fill their lines with one strip instead of Textual's painting: the cells must be
+the same, in any theme and with ``NO_COLOR``."""
+
+from __future__ import annotations
+
+import asyncio
+
+from test_list_rows import Cell, cells
+from textual.app import App, ComposeResult
+
+from tractui.ui.widgets.answer_segment import AnswerSegment
+from tractui.ui.widgets.column import Column
+
+
+def test_a_blank_container_draws_what_textual_draws_for_it(monkeypatch):
+    """A column with padding holding a segment, beside the same column painted by Textual."""
+
+    class Painted(Column):
+        BLANK = False
+
+    class Columns(App[None]):
+        CSS = "Column { padding: 1 2; }"
+
+        def compose(self) -> ComposeResult:
+            yield Column(AnswerSegment("- a list\n\ntext " * 3), id="blank")
+            yield Painted(AnswerSegment("- a list\n\ntext " * 3), id="painted")
+
+    async def both(theme: str) -> tuple[list[list[Cell]], list[list[Cell]]]:
+        app = Columns()
+        async with app.run_test(size=(40, 30)) as pilot:
+            app.theme = theme
+            await pilot.pause()
+            ours, painted = (
+                cells(widget.render_lines(widget.size.region)) for widget in app.query(AnswerSegment).results()
+            )
+            assert ours == painted  # the segments (Blank both: a control)
+            ours, painted = (cells(column.render_lines(column.size.region)) for column in app.query(Column))
+            return ours, painted
+
+    for theme in ("textual-dark", "solarized-light"):
+        ours, painted = asyncio.run(both(theme))
+        assert ours == painted and len(ours) > 2
+    monkeypatch.setenv("NO_COLOR", "1")
+    ours, painted = asyncio.run(both("nord"))
+    assert ours == painted
