@@ -254,3 +254,20 @@ async def test_arrange_is_what_a_layout_pass_asks_a_scroll_container():
         await app.query_one(Counted).mount_all([Static(f"line {i}") for i in range(5)])
         await pilot.pause()
         assert calls, MOVED + "Widget.arrange (no longer called by the layout pass)"
+
+
+async def test_the_linux_driver_installs_its_suspend_and_resume_handlers():
+    """``resume_only_after_suspend``: the driver handles SIGTSTP and SIGCONT with
+    ``_sigtstp_application`` and ``_sigcont_application``, installed when it is made."""
+    import signal
+
+    from textual.drivers.linux_driver import LinuxDriver
+
+    before = {number: signal.getsignal(number) for number in (signal.SIGTSTP, signal.SIGCONT)}
+    try:
+        driver = LinuxDriver(App(), debug=False, mouse=False, size=(80, 24))
+        assert signal.getsignal(signal.SIGTSTP) == driver._sigtstp_application, MOVED + "the SIGTSTP handler"
+        assert signal.getsignal(signal.SIGCONT) == driver._sigcont_application, MOVED + "the SIGCONT handler"
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)

@@ -8,17 +8,20 @@ running at full CPU. The app in a pseudo-terminal, on the offline demo provider.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
 import signal
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
 import pytest
 
 LEAVE_ALT_SCREEN = b"\x1b[?1049l"
+ENTER_ALT_SCREEN = b"\x1b[?1049h"
 
 
 def _read_until(fd: int, wanted: bytes, seen: bytearray, timeout: float) -> bool:
@@ -33,8 +36,15 @@ def _read_until(fd: int, wanted: bytes, seen: bytearray, timeout: float) -> bool
     return wanted in seen
 
 
-def _started(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, bytearray]:
-    """The app in a new session (the terminal is not its controlling one), words typed and shown."""
+def _controlling() -> None:
+    """In the child, before the app starts: its terminal (standard input) becomes the controlling
+    terminal of its new session, as a terminal emulator's shell gives it."""
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+def _started(tmp_path: Path, *, controlled: bool = False) -> tuple[subprocess.Popen[bytes], int, bytearray]:
+    """The app in a new session (the terminal is its controlling one only if ``controlled``),
+    words typed and shown."""
     master, slave = os.openpty()
     env = {
         **os.environ,
@@ -45,7 +55,13 @@ def _started(tmp_path: Path) -> tuple[subprocess.Popen[bytes], int, bytearray]:
         "LINES": "30",
     }
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tractui"], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+        [sys.executable, "-m", "tractui"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,
+        preexec_fn=_controlling if controlled else None,
     )
     os.close(slave)
     seen = bytearray()
@@ -91,3 +107,52 @@ def test_a_terminal_gone_without_a_hangup_ends_the_app(tmp_path: Path) -> None:
             proc.wait()
     assert code == 0
     assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words"
+
+
+def test_a_closed_terminal_ends_the_app_though_a_continue_follows_the_hangup(tmp_path: Path) -> None:
+    """The terminal closing hangs up its session: the kernel sends SIGHUP and then SIGCONT. Textual
+    takes any SIGCONT for the end of a suspension and starts its terminal mode again, on a terminal
+    that is gone: its new output thread died at its first write, the app's writes filled its queue,
+    and the app hung for good while ending (seen with tmux's server killed, mid-reply or not)."""
+    proc, master, _ = _started(tmp_path, controlled=True)
+    os.close(master)  # the hangup: SIGHUP, then SIGCONT, to the app's process group
+    try:
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 0
+    assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words"
+
+
+def _stopped(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_suspension_still_gives_the_terminal_back_and_takes_it_again(tmp_path: Path) -> None:
+    """SIGTSTP then SIGCONT (``kill -TSTP``, then ``fg``) suspend and resume the app as before."""
+    proc, master, seen = _started(tmp_path, controlled=True)
+    try:
+        proc.send_signal(signal.SIGTSTP)
+        assert _read_until(master, LEAVE_ALT_SCREEN, seen, 30), "the terminal was not given back"
+        assert _stopped(proc.pid, 30), "the app did not stop"
+        del seen[:]
+        proc.send_signal(signal.SIGCONT)
+        assert _read_until(master, ENTER_ALT_SCREEN, seen, 30), "the app did not take the terminal again"
+        os.write(master, b" more")
+        assert _read_until(master, b"more", seen, 30), "typing after the resumption never showed"
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    assert code == 0
+    assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words more"

@@ -19,6 +19,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from tractui.ui.internals import resume_only_after_suspend
 from tractui.ui.palette import PrefillPrompt, RunSlashCommand, SlashCommands
 from tractui.ui.pending import PendingConversation
 from tractui.ui.screens.chat import ChatScreen
@@ -90,6 +91,7 @@ class TractApp(App[int]):
             loop = asyncio.get_running_loop()
             for ending in (signal.SIGTERM, signal.SIGHUP):
                 loop.add_signal_handler(ending, self.exit)
+            resume_only_after_suspend(self)  # the SIGCONT that follows a hangup is not a resumption
             stdin = sys.__stdin__
             if stdin is not None and stdin.isatty():
                 terminal = stdin.fileno()

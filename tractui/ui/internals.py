@@ -11,12 +11,14 @@ Textual only (``Markdown.append``) while the fast path is mended.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual._compositor import ChopsUpdate, Compositor, CompositorUpdate, LayoutUpdate
 from textual.containers import Vertical
+from textual.drivers.linux_driver import LinuxDriver
 from textual.widget import Widget
 from textual.widgets._markdown import MarkdownBullet
 
@@ -176,3 +178,33 @@ def send_key(app: App[object], character: str) -> None:
     if driver is None:
         raise RuntimeError("the app has no driver: it is not running")
     driver.send_message(events.Key(character, character))
+
+
+def resume_only_after_suspend(app: App[Any]) -> None:
+    """Let the terminal driver take a SIGCONT for the end of a suspension only after a SIGTSTP.
+
+    Textual's Linux driver starts its terminal mode again on any SIGCONT. A
+    terminal that closes hangs up its session with SIGHUP and then SIGCONT:
+    the driver started a new output thread on the terminal that was gone,
+    which died at its first write; the app's writes filled its queue, and the
+    app hung for good while ending. Call from the main thread, the driver
+    running."""
+    driver = app._driver
+    if not isinstance(driver, LinuxDriver):
+        return
+    suspend, resume = driver._sigtstp_application, driver._sigcont_application
+    suspended = False
+
+    def on_stop(*args: object) -> None:
+        nonlocal suspended
+        suspended = True
+        suspend(*args)
+
+    def on_continue(*args: object) -> None:
+        nonlocal suspended
+        if suspended:
+            suspended = False
+            resume(*args)
+
+    signal.signal(signal.SIGTSTP, on_stop)
+    signal.signal(signal.SIGCONT, on_continue)
