@@ -8,6 +8,7 @@ import asyncio
 
 from test_list_rows import Cell, cells
 from textual.app import App, ComposeResult
+from textual.widget import Widget
 
 from tractui.ui.widgets.answer_segment import AnswerSegment
 from tractui.ui.widgets.column import Column
@@ -18,6 +19,7 @@ def test_a_blank_container_draws_what_textual_draws_for_it(monkeypatch):
 
     class Painted(Column):
         BLANK = False
+        render_lines = Widget.render_lines  # Textual's painting alone, not Blank's
 
     class Columns(App[None]):
         CSS = "Column { padding: 1 2; }"

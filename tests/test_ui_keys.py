@@ -241,6 +241,19 @@ async def test_an_unsent_draft_survives_a_kill_and_comes_back(tmp_path):
         await wait_for(pilot, lambda: not draft_path().exists())
 
 
+async def test_a_quit_keeps_what_the_prompt_holds_though_the_screen_has_not_heard_of_it(tmp_path):
+    """The prompt paints a key at once; the screen hears of the change from a message, which a
+    quit right then drops with the screen's queue. The draft is the prompt's text as it ends."""
+    from tractui.ui.draft import draft_path
+
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.query_one("#input").insert("typed just before the quit")  # its Changed message not handled yet
+        await app.chat.aclose()
+        assert draft_path().read_text() == "typed just before the quit"
+
+
 async def test_a_key_typed_while_a_reply_streams_is_drawn_at_once_as_a_whole_screen_draw_shows_it(tmp_path, loopback):
     """The prompt paints a typed key itself (``internals.paint_now``) instead of waiting for the
     screen's next update, which waits behind the streaming reply's layout. Each key shows in an

@@ -145,8 +145,8 @@ def test_a_suspension_still_gives_the_terminal_back_and_takes_it_again(tmp_path:
         del seen[:]
         proc.send_signal(signal.SIGCONT)
         assert _read_until(master, ENTER_ALT_SCREEN, seen, 30), "the app did not take the terminal again"
-        os.write(master, b" more")
-        assert _read_until(master, b"more", seen, 30), "typing after the resumption never showed"
+        os.write(master, b" zebra")
+        assert _read_until(master, b"zebra", seen, 30), "typing after the resumption never showed"
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=30)
     finally:
@@ -155,4 +155,47 @@ def test_a_suspension_still_gives_the_terminal_back_and_takes_it_again(tmp_path:
             proc.wait()
         os.close(master)
     assert code == 0
-    assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words more"
+    assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words zebra"
+
+
+def test_a_stop_and_continue_with_the_terminal_there_draws_the_app_again(tmp_path: Path) -> None:
+    """SIGSTOP (``kill -STOP``), which no handler sees, then SIGCONT (a shell's ``fg``): the
+    terminal is still there, so the app starts its terminal mode afresh and draws itself again,
+    over whatever a shell wrote meanwhile."""
+    proc, master, seen = _started(tmp_path, controlled=True)
+    try:
+        proc.send_signal(signal.SIGSTOP)
+        assert _stopped(proc.pid, 30), "the app did not stop"
+        del seen[:]
+        proc.send_signal(signal.SIGCONT)
+        assert _read_until(master, ENTER_ALT_SCREEN, seen, 30), "the app did not take the terminal again"
+        assert _read_until(master, b"unsent words", seen, 30), "the app did not draw itself again"
+        os.write(master, b" zebra")
+        assert _read_until(master, b"zebra", seen, 30), "typing after the continue never showed"
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+    assert code == 0
+    assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words zebra"
+
+
+def test_a_closed_terminal_ends_a_suspended_app(tmp_path: Path) -> None:
+    """Suspended (SIGTSTP), then the terminal closes: the hangup's SIGCONT must not start the
+    terminal mode on the terminal that is gone."""
+    proc, master, seen = _started(tmp_path, controlled=True)
+    try:
+        proc.send_signal(signal.SIGTSTP)
+        assert _read_until(master, LEAVE_ALT_SCREEN, seen, 30), "the terminal was not given back"
+        assert _stopped(proc.pid, 30), "the app did not stop"
+        os.close(master)  # SIGHUP, then SIGCONT
+        code = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert code == 0
+    assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words"

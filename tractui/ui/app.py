@@ -91,18 +91,17 @@ class TractApp(App[int]):
             loop = asyncio.get_running_loop()
             for ending in (signal.SIGTERM, signal.SIGHUP):
                 loop.add_signal_handler(ending, self.exit)
-            resume_only_after_suspend(self)  # the SIGCONT that follows a hangup is not a resumption
             stdin = sys.__stdin__
-            if stdin is not None and stdin.isatty():
-                terminal = stdin.fileno()
+            terminal = stdin.fileno() if stdin is not None and stdin.isatty() else None
+            # the SIGCONT that follows a hangup is not a resumption
+            resume_only_after_suspend(self, lambda: terminal is not None and _alive(terminal))
+            if terminal is not None:
                 self.set_interval(TERMINAL_CHECK, lambda: self._check_terminal(terminal))
 
     def _check_terminal(self, terminal: int) -> None:
         """A terminal gone without a hangup (the app had none to get one from: started
         detached) leaves it reading nothing forever at full CPU; it ends as on SIGHUP."""
-        try:
-            termios.tcgetattr(terminal)
-        except (termios.error, OSError):
+        if not _alive(terminal):
             self.exit()
 
     def get_css_variables(self) -> dict[str, str]:
@@ -159,3 +158,12 @@ def _count_tokens(text: str) -> int:
     from tractui.core.tokens import count_tokens
 
     return count_tokens(text)
+
+
+def _alive(terminal: int) -> bool:
+    """Whether the terminal on file descriptor ``terminal`` is still there (not hung up, not gone)."""
+    try:
+        termios.tcgetattr(terminal)
+    except (termios.error, OSError):
+        return False
+    return True

@@ -180,15 +180,19 @@ def send_key(app: App[object], character: str) -> None:
     driver.send_message(events.Key(character, character))
 
 
-def resume_only_after_suspend(app: App[Any]) -> None:
-    """Let the terminal driver take a SIGCONT for the end of a suspension only after a SIGTSTP.
+def resume_only_after_suspend(app: App[Any], terminal_alive: Callable[[], bool]) -> None:
+    """Let the terminal driver take a SIGCONT for the end of a suspension only after a SIGTSTP,
+    or with its terminal still there.
 
     Textual's Linux driver starts its terminal mode again on any SIGCONT. A
     terminal that closes hangs up its session with SIGHUP and then SIGCONT:
     the driver started a new output thread on the terminal that was gone,
     which died at its first write; the app's writes filled its queue, and the
-    app hung for good while ending. Call from the main thread, the driver
-    running."""
+    app hung for good while ending. A SIGCONT after a SIGSTOP (which no
+    handler sees) with the terminal still there stops the terminal mode and
+    starts it again, for a shell may have written over the screen meanwhile;
+    a hangup of a suspended app resumes nothing. Call from the main thread,
+    the driver running."""
     driver = app._driver
     if not isinstance(driver, LinuxDriver):
         return
@@ -204,6 +208,10 @@ def resume_only_after_suspend(app: App[Any]) -> None:
         nonlocal suspended
         if suspended:
             suspended = False
+            if terminal_alive():  # else a hangup ended the suspension: the app is ending
+                resume(*args)
+        elif terminal_alive():
+            driver.suspend_application_mode()
             resume(*args)
 
     signal.signal(signal.SIGTSTP, on_stop)

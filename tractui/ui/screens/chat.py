@@ -89,6 +89,7 @@ class ChatScreen(Screen[None]):
         self._draft = ""  # the prompt's text when /edit replaced it, given back after
         self._unsent = ""  # the prompt's text as last changed: kept on disk for the next start
         self._unsent_timer: Timer | None = None
+        self._prompt: InputBox | None = None  # kept to read its text when the app ends, its widgets gone
         self.host = CommandHost(self)
         self._watched: Settings | None = None
         self._watch_settings()
@@ -141,7 +142,7 @@ class ChatScreen(Screen[None]):
         self._reacting = True
         self._apply_thinking_visibility()
         self.refresh_where()
-        box = self.query_one(InputBox)
+        box = self._prompt = self.query_one(InputBox)
         box.focus()
         draft = load_draft()
         if draft.strip():
@@ -222,9 +223,12 @@ class ChatScreen(Screen[None]):
 
     async def aclose(self) -> None:
         """Keep the draft; stop the MCP servers and close the provider's connections."""
-        if self._unsent_timer is not None:
-            self._unsent_timer.stop()
-            save_draft(self._unsent)
+        # the prompt's text now: keys it has painted may not have reached ``_input_changed`` yet
+        unsent = self._prompt.text if self._prompt is not None else self._unsent
+        if self._unsent_timer is not None or unsent != self._unsent:
+            if self._unsent_timer is not None:
+                self._unsent_timer.stop()
+            save_draft(unsent)
         if self._conversation is None:
             return
         box = self.toolbox
