@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.style import Style
 from textual.app import App, ComposeResult
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widgets import Markdown
 
@@ -147,3 +148,21 @@ def test_a_selection_copies_an_item_as_textuals_row_gives_it():
     textual, segment = asyncio.run(copied())
     assert textual and "•" in textual and "five" in textual
     assert segment == textual
+
+
+def test_part_of_an_items_first_line_is_that_part_of_the_whole_line():
+    """The compositor asks for the lines in view only: a crop may start inside the bullet."""
+
+    async def parts() -> list[tuple[list[list[Cell]], list[list[Cell]]]]:
+        app = Both("10. one **two** three")
+        out = []
+        async with app.run_test(size=(30, 10)) as pilot:
+            await pilot.pause()
+            paragraph = next(p for p in app.query(Paragraph) if p.bullet)
+            whole = paragraph.render_lines(Region(0, 0, paragraph.size.width, 1))[0]
+            for x, width in ((0, 2), (1, 3), (2, 6), (4, 8), (5, 1)):
+                out.append((cells([whole.crop(x, x + width)]), cells(paragraph.render_lines(Region(x, 0, width, 1)))))
+        return out
+
+    for cropped, asked in asyncio.run(parts()):
+        assert asked == cropped
