@@ -77,17 +77,25 @@ def _started(tmp_path: Path, *, controlled: bool = False) -> tuple[subprocess.Po
     return proc, master, seen
 
 
+def _code(proc: subprocess.Popen[bytes]) -> int:
+    """The app's exit code, waited for 30 s; an app still running then is killed (the wait's
+    timeout fails the test)."""
+    try:
+        return proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.mark.parametrize("ending", [signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_ends_the_app_cleanly_and_keeps_the_draft(tmp_path: Path, ending: signal.Signals) -> None:
     proc, master, seen = _started(tmp_path)
     try:
         proc.send_signal(ending)  # at once: the draft's own timer (0.5 s) has not written it yet
         _read_until(master, LEAVE_ALT_SCREEN, seen, 30)
-        code = proc.wait(timeout=30)
+        code = _code(proc)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
         os.close(master)
     assert code == 0
     assert LEAVE_ALT_SCREEN in seen  # the terminal given back
@@ -99,13 +107,7 @@ def test_a_terminal_gone_without_a_hangup_ends_the_app(tmp_path: Path) -> None:
     """No controlling terminal, so no SIGHUP when it closes: the app notices it is gone."""
     proc, master, _ = _started(tmp_path)
     os.close(master)
-    try:
-        code = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert code == 0
+    assert _code(proc) == 0
     assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words"
 
 
@@ -116,13 +118,7 @@ def test_a_closed_terminal_ends_the_app_though_a_continue_follows_the_hangup(tmp
     and the app hung for good while ending (seen with tmux's server killed, mid-reply or not)."""
     proc, master, _ = _started(tmp_path, controlled=True)
     os.close(master)  # the hangup: SIGHUP, then SIGCONT, to the app's process group
-    try:
-        code = proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert code == 0
+    assert _code(proc) == 0
     assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words"
 
 
@@ -135,6 +131,18 @@ def _stopped(pid: int, timeout: float) -> bool:
     return False
 
 
+def _taken_again(proc: subprocess.Popen[bytes], master: int, seen: bytearray, *, redrawn: bool) -> None:
+    """After a continue: the app takes the terminal again (``redrawn``: draws the prompt's
+    text again too) and shows what is typed then."""
+    del seen[:]
+    proc.send_signal(signal.SIGCONT)
+    assert _read_until(master, ENTER_ALT_SCREEN, seen, 30), "the app did not take the terminal again"
+    if redrawn:
+        assert _read_until(master, b"unsent words", seen, 30), "the app did not draw itself again"
+    os.write(master, b" zebra")
+    assert _read_until(master, b"zebra", seen, 30), "typing after the continue never showed"
+
+
 def test_a_suspension_still_gives_the_terminal_back_and_takes_it_again(tmp_path: Path) -> None:
     """SIGTSTP then SIGCONT (``kill -TSTP``, then ``fg``) suspend and resume the app as before."""
     proc, master, seen = _started(tmp_path, controlled=True)
@@ -142,17 +150,10 @@ def test_a_suspension_still_gives_the_terminal_back_and_takes_it_again(tmp_path:
         proc.send_signal(signal.SIGTSTP)
         assert _read_until(master, LEAVE_ALT_SCREEN, seen, 30), "the terminal was not given back"
         assert _stopped(proc.pid, 30), "the app did not stop"
-        del seen[:]
-        proc.send_signal(signal.SIGCONT)
-        assert _read_until(master, ENTER_ALT_SCREEN, seen, 30), "the app did not take the terminal again"
-        os.write(master, b" zebra")
-        assert _read_until(master, b"zebra", seen, 30), "typing after the resumption never showed"
+        _taken_again(proc, master, seen, redrawn=False)
         proc.send_signal(signal.SIGTERM)
-        code = proc.wait(timeout=30)
+        code = _code(proc)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
         os.close(master)
     assert code == 0
     assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words zebra"
@@ -166,18 +167,10 @@ def test_a_stop_and_continue_with_the_terminal_there_draws_the_app_again(tmp_pat
     try:
         proc.send_signal(signal.SIGSTOP)
         assert _stopped(proc.pid, 30), "the app did not stop"
-        del seen[:]
-        proc.send_signal(signal.SIGCONT)
-        assert _read_until(master, ENTER_ALT_SCREEN, seen, 30), "the app did not take the terminal again"
-        assert _read_until(master, b"unsent words", seen, 30), "the app did not draw itself again"
-        os.write(master, b" zebra")
-        assert _read_until(master, b"zebra", seen, 30), "typing after the continue never showed"
+        _taken_again(proc, master, seen, redrawn=True)
         proc.send_signal(signal.SIGTERM)
-        code = proc.wait(timeout=30)
+        code = _code(proc)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
         os.close(master)
     assert code == 0
     assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words zebra"
@@ -191,11 +184,8 @@ def test_a_closed_terminal_ends_a_suspended_app(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTSTP)
         assert _read_until(master, LEAVE_ALT_SCREEN, seen, 30), "the terminal was not given back"
         assert _stopped(proc.pid, 30), "the app did not stop"
-        os.close(master)  # SIGHUP, then SIGCONT
-        code = proc.wait(timeout=30)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        os.close(master)  # the hangup: SIGHUP, then SIGCONT
+        code = _code(proc)
     assert code == 0
     assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words"
