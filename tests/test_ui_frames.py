@@ -77,11 +77,13 @@ class _Counting:
         await self.flush()
 
 
-async def _first_frame(typing: bool) -> int:
+async def _first_frame(typing: bool, sent_by_a_key: bool = False) -> int:
     app: App[None] = App()
     async with app.run_test():
         loop = FrameLoop(app.screen, drawn=lambda: None, gauge=lambda: None)
         renderer = _Counting()
+        if sent_by_a_key:
+            loop.input_came()  # the Enter that sent the prompt
         loop.begin(renderer)  # type: ignore[arg-type]
         if typing:
             loop.input_came()
@@ -104,3 +106,11 @@ async def test_while_the_user_types_a_flood_is_drawn_in_smaller_frames(monkeypat
     budget = FrameBudgets().of("text").chars
     assert await _first_frame(typing=False) == budget
     assert await _first_frame(typing=True) == budget // 2
+
+
+async def test_the_key_that_sent_the_prompt_is_not_typing_during_the_reply(monkeypatch):
+    """Enter came a moment before the reply began: counted as typing, a full-speed reply's
+    first second was drawn in half frames that taught the budget nothing."""
+    monkeypatch.setattr(frames, "FRAME", 60.0)
+    budget = FrameBudgets().of("text").chars
+    assert await _first_frame(typing=False, sent_by_a_key=True) == budget

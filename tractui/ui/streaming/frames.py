@@ -45,9 +45,11 @@ class FrameLoop:
         self._input_at = -TYPING  # when the last one came
 
     def begin(self, renderer: ReplyRenderer) -> None:
-        """``renderer`` is now the one drawn; the key that sent it is painted with its first frame."""
+        """``renderer`` is now the one drawn; the key that sent it is painted with its first frame,
+        and is not typing during the reply (its frames would be cut short and teach nothing)."""
         self.renderer = renderer
         self._input_unshown = False
+        self._input_at = -TYPING
 
     def input_came(self) -> None:
         self._input_unshown = True
