@@ -20,12 +20,12 @@ from textual.widget import Widget
 
 from tractui.ui.internals import anchor_released
 from tractui.ui.streaming.settle import settle
-from tractui.ui.widgets.column import LaidOut
+from tractui.ui.widgets.column import Blank, LaidOut
 
 LAYOUT_WAITS = 5  # refreshes a restore waits for a change to be laid out (a change that moves nothing never is)
 
 
-class ChatLog(LaidOut, VerticalScroll):
+class ChatLog(Blank, LaidOut, VerticalScroll):
     can_focus = False  # the prompt keeps the keys: the app scrolls the log (Page Up/Down, the wheel)
 
     class ScrolledPastTop(Message):

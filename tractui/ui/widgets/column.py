@@ -54,8 +54,8 @@ class Blank:
     """Mixin for a widget that draws only its background (no border, no content of its own),
     listed before the widget class.
 
-    A column grows with every frame of a reply, and a resized widget re-renders
-    every visible line; Textual's ``BLANK`` fills them with one strip, but
+    A column (and the chat log) grows with every frame of a reply, and a resized
+    widget re-renders every visible line; Textual's ``BLANK`` fills them with one strip, but
     unfiltered: with ``NO_COLOR`` set, the gaps between an answer's blocks
     kept their colour while all else turned grey. The strip is filtered here
     as Textual filters every line it paints.
