@@ -13,11 +13,13 @@ import pytest
 from ui_support import DEMO, FakeClock, settle, type_line, wait_for
 
 from tractui.conversation.conversation import Conversation
+from tractui.core.content import Content, TextBlock
 from tractui.core.settings import Settings
 from tractui.providers.demo import DemoProvider
 from tractui.store.history import HistoryStore
 from tractui.ui import app as app_module
 from tractui.ui.app import TractApp
+from tractui.ui.internals import watch_painted
 from tractui.ui.pending import PendingConversation
 from tractui.ui.widgets.footer import GaugeFooter
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
@@ -29,13 +31,18 @@ def dirs(tmp_path, monkeypatch):
     monkeypatch.setenv("TRACTUI_DATA_DIR", str(tmp_path / "data"))
 
 
-def pending_app(tmp_path, gate: threading.Event, *, resuming: bool = False) -> tuple[TractApp, HistoryStore]:
+def pending_app(
+    tmp_path, gate: threading.Event, *, resuming: bool = False, session: str | None = None
+) -> tuple[TractApp, HistoryStore]:
     store = HistoryStore(tmp_path / "history.db")
     settings = Settings()
 
     def build() -> Conversation:
         gate.wait(10)
-        return Conversation(store, settings, DEMO, provider=DemoProvider(DEMO, pace=0))
+        conversation = Conversation(store, settings, DEMO, provider=DemoProvider(DEMO, pace=0))
+        if session is not None:
+            conversation.open_session(session)
+        return conversation
 
     pending = PendingConversation(DEMO, settings, None, build, resuming=resuming)
     return TractApp(pending, clock=FakeClock()), store
@@ -57,6 +64,34 @@ async def test_a_session_being_resumed_says_so_until_its_messages_are_drawn(tmp_
     finally:
         gate.set()
         store.close()
+
+
+async def test_a_resumed_session_goes_from_loading_to_its_newest_message_with_no_empty_frame(tmp_path):
+    """Taking the loading note away was painted on its own: a frame of an empty log, then the
+    newest message."""
+    from ui_support import screen_text
+
+    with HistoryStore(tmp_path / "history.db") as store:
+        session = store.create_session("resumed")
+        for i in range(3):
+            store.append(session, "user", Content.human(f"question {i}"))
+            store.append(session, "assistant", Content(speaker="ai", blocks=[TextBlock(text=f"answer {i}")]))
+    gate = threading.Event()
+    app, store = pending_app(tmp_path, gate, resuming=True, session=session)
+    painted: list[str] = []
+    watch_painted(app, lambda screen, update: painted.append(screen_text(app)) if update is not None else None)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            gate.set()
+            await wait_for(pilot, lambda: app.chat.ready)
+            await settle(pilot)
+    finally:
+        gate.set()
+        store.close()
+    loading = next(i for i, text in enumerate(painted) if "Loading this session…" in text)
+    assert "answer 2" in painted[-1]
+    assert all("Loading this session…" in text or "answer 2" in text for text in painted[loading:])
 
 
 async def test_input_typed_before_the_conversation_is_built_is_sent_after(tmp_path):

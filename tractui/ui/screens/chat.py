@@ -306,13 +306,14 @@ class ChatScreen(Screen[None]):
         The newest message is drawn first and painted on its own; the messages above it,
         to a few screens, come after (on start-up, once the tokenizer is loaded)."""
         chat = self.query_one(ChatLog)
-        if not initial:
-            await chat.remove_children()
-        await chat.query(".loading").remove()
-        await self.pager.show(
-            chat, self.conversation.history, batch=0, folded=self.thinking_folded, public=self._public_markdown
-        )
-        chat.jump_to_end()
+        with self.app.batch_update():  # no frame of an empty log between the old view and the new
+            if not initial:
+                await chat.remove_children()
+            await chat.query(".loading").remove()
+            await self.pager.show(
+                chat, self.conversation.history, batch=0, folded=self.thinking_folded, public=self._public_markdown
+            )
+            chat.jump_to_end()
         if not initial:
             await self.show_earlier()
             self.call_after_refresh(self._refresh_footer)  # the messages first: the gauge reads the whole chain
