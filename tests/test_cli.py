@@ -30,6 +30,19 @@ def test_the_app_updates_the_screen_up_to_120_times_a_second_unless_told_otherwi
     assert _update_period({**env, "TEXTUAL_FPS": "30"}) == 1 / 30  # the user's own setting stands
 
 
+def _pydantic_plugins_setting(env: dict[str, str]) -> str:
+    code = "import os; from tractui.cli.main import main; main(['sessions']); print(os.environ['PYDANTIC_DISABLE_PLUGINS'])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return done.stdout.split()[-1]
+
+
+def test_the_command_line_tells_pydantic_to_look_for_no_plugins_unless_told_otherwise(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    env |= {"TRACTUI_DATA_DIR": str(tmp_path), "TRACTUI_CONFIG_DIR": str(tmp_path / "config")}
+    assert _pydantic_plugins_setting(env) == "__all__"
+    assert _pydantic_plugins_setting({**env, "PYDANTIC_DISABLE_PLUGINS": "logfire"}) == "logfire"
+
+
 def test_the_command_line_imports_no_textual_before_the_frame_rate_is_set():
     code = "import sys, tractui.cli.main, tractui.ui.launch, tractui.config.startup; print(any(m.startswith('textual') for m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -174,12 +174,13 @@ async def test_the_step_limit_stops_the_loop_with_a_note_and_a_whole_history(tmp
     assert messages[-1].speaker == "tool"
 
 
-async def test_servers_never_see_tractuis_api_keys(tmp_path, server, toolbox):
+async def test_servers_never_see_tractuis_api_keys(tmp_path, server, toolbox, monkeypatch):
     conv, _ = chat(tmp_path, server, toolbox, [Step("look", calls=[("demo__now", {})]), Step("ok", text="ok")])
     conv.approve = allow
     result = await toolbox.connections["demo"].call("now", {})
     assert not result.is_error
     # the test server died in an earlier test of this module; start a fresh one to read its environment
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "__all__")  # what tractui sets for itself stays its own
     box = Toolbox(
         McpConfig(servers={"env": McpServer(command=sys.executable, args=[str(HERE / "mcp_test_server.py")])}),
         log_dir=tmp_path,
@@ -190,6 +191,7 @@ async def test_servers_never_see_tractuis_api_keys(tmp_path, server, toolbox):
     names = (await box.connections["env"].call("environment", {})).content[0].text.split()
     await box.aclose()
     assert "OPENAI_API_KEY" not in names and "PATH" in names
+    assert "PYDANTIC_DISABLE_PLUGINS" not in names
 
 
 async def test_a_key_variable_in_a_servers_env_is_refused(tmp_path):

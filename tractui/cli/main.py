@@ -8,6 +8,7 @@ Each mode is a module of its own, imported only when used, so ``tractui
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import NoReturn, TextIO
 
@@ -106,8 +107,18 @@ def parse_options(argv: list[str]) -> CliOptions:
 
 
 def main(argv: list[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
+    skip_pydantic_plugins()
     terminal_out, terminal_err = Terminal(out or sys.stdout), Terminal(err or sys.stderr)
     return _run(argv, terminal_out, terminal_err)
+
+
+def skip_pydantic_plugins() -> None:
+    """Tell pydantic (``PYDANTIC_DISABLE_PLUGINS``) to look for no validation plugins, unless
+    the user set the variable: before its first model it reads the entry points of every
+    installed distribution, a cost every start paid (figures: docs/ui.md, "Speed") for
+    plugins tractui never uses. MCP servers do not inherit it: their environment is the
+    SDK's short default list and what their config names."""
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 
 def _run(argv: list[str] | None, out: Terminal, err: Terminal) -> int:
