@@ -4,10 +4,14 @@ and finished segments are drawn from the lines they rendered."""
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
+from rich.segment import Segment
+from rich.style import Style
 from textual.geometry import Offset
 from textual.selection import Selection
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Markdown
 from ui_support import build_app
@@ -451,3 +455,19 @@ async def test_code_wider_than_the_view_has_a_bar_under_it_and_narrow_code_none(
         first.scroll_to(x=first.max_scroll_x, animate=False, immediate=True)  # and the rest can be reached
         await pilot.pause()
         assert "arg29)" in "\n".join(strip.text for strip in capture(first))
+
+
+def test_a_frozen_segment_keeps_its_lines_out_of_the_collectors_walk():
+    """A long answer's captured lines, each kept as segments (tuples holding styles), were
+    walked by every full garbage collection, the longest pauses of a long reply; kept as
+    text and style numbers, the collector leaves them out once it has seen them."""
+    styles = [Style(bold=True), Style(italic=True, color="red")]
+    strips = [Strip([Segment(f"line {i} ", styles[i % 2]), Segment("rest")]) for i in range(2000)]
+    gc.collect()
+    gc.collect()
+    before = len(gc.get_objects())
+    frozen = FrozenSegment(strips, 80, ("source", False))
+    gc.collect()
+    gc.collect()
+    assert len(gc.get_objects()) - before < 200  # 4,000 more kept as segments
+    assert frozen.lines[5] == "line 5 rest"

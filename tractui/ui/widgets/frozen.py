@@ -8,20 +8,27 @@ once and drawn by a single widget; consecutive captured segments share one,
 so a whole answer costs a layout pass one widget. It keeps each segment's
 Markdown source, to be drawn and captured again.
 
-The lines are kept as plain lists of segments and made into strips only when
-drawn: a ``Strip`` carries a dozen caches, and thousands of them kept alive
-made every garbage collection longer.
+The lines are kept as tuples of text and a style's number, made into strips
+only when drawn: a ``Strip`` carries a dozen caches, and a ``Segment`` holds
+its style; thousands of either kept alive made every full garbage collection
+longer. A tuple holding only strings and numbers is one the collector stops
+walking.
 """
 
 from __future__ import annotations
 
-from rich.segment import Segment
+from collections.abc import Sequence
+
+from rich.segment import ControlCode, Segment
 from rich.style import Style
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
+
+Row = tuple[tuple[str, int, "Sequence[ControlCode] | None"], ...]
+"""A captured line: each segment's text, its style's number and its control codes (none, drawn text)."""
 
 
 class FrozenSegment(Widget):
@@ -31,7 +38,9 @@ class FrozenSegment(Widget):
 
     def __init__(self, strips: list[Strip], width: int, part: tuple[str, bool]) -> None:
         super().__init__(classes="answer-frozen")
-        self._rows: list[tuple[list[Segment], int]] = []
+        self._rows: list[tuple[Row, int]] = []
+        self._styles: list[Style | None] = []  # a row's style numbers index this
+        self._style_numbers: dict[int, int] = {}  # by the style's id: the list keeps each alive
         self._lines: list[str] = []
         self.captured_width = width
         # one per captured segment, each drawn again on its own when thawed: its source, and
@@ -46,9 +55,23 @@ class FrozenSegment(Widget):
         self.refresh(layout=True)
 
     def _add(self, strips: list[Strip], part: tuple[str, bool]) -> None:
-        self._rows += [(list(strip), strip.cell_length) for strip in strips]
+        self._rows += [(self._row(strip), strip.cell_length) for strip in strips]
         self._lines += [strip.text.rstrip() for strip in strips]
         self.parts.append(part)
+
+    def _row(self, strip: Strip) -> Row:
+        return tuple((text, self._style_number(style), control) for text, style, control in strip)
+
+    def _style_number(self, style: Style | None) -> int:
+        number = self._style_numbers.get(id(style))
+        if number is None:
+            number = self._style_numbers[id(style)] = len(self._styles)
+            self._styles.append(style)
+        return number
+
+    def _segments(self, row: Row) -> list[Segment]:
+        styles = self._styles
+        return [Segment(text, styles[number], control) for text, number, control in row]
 
     @property
     def lines(self) -> list[str]:
@@ -64,9 +87,9 @@ class FrozenSegment(Widget):
     def render_line(self, y: int) -> Strip:
         if y >= len(self._rows):
             return Strip.blank(self.size.width)
-        segments, length = self._rows[y]
+        row, length = self._rows[y]
         # offsets in each segment's meta map the mouse to (column, line) for selection
-        strip = Strip(segments, length).apply_offsets(0, y)
+        strip = Strip(self._segments(row), length).apply_offsets(0, y)
         selection = self.text_selection
         if selection is None or (span := selection.get_span(y)) is None:
             return strip
