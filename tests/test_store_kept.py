@@ -162,3 +162,47 @@ def test_a_reply_merged_with_thinking_is_still_sent_without_it(tmp_path):
         sent = compile_history(chain, Settings())
         assert sent[1].text == "answer" and sent[1].thinking == []
         assert merge_commits(store.chain(sid))[1].thinking[0].thought == "secret plan"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.booleans(), st.integers(min_value=0, max_value=50)), min_size=1, max_size=25))
+def test_a_chains_end_read_alone_is_the_end_of_the_whole_chain(tmp_path_factory, steps):
+    """A store that keeps nothing of the session yet reads only a chain's end (a resumed
+    session's newest message); it must be the end of the chain read whole, from any head."""
+    path = tmp_path_factory.mktemp("end") / "h.db"
+    with HistoryStore(path) as store:
+        sid = store.create_session()
+        other = store.create_session()
+        ids = [store.append(sid, "user", Content.human("start")).id]
+        for branch, pick in steps:
+            parent = ids[pick % len(ids)] if branch else None
+            ids.append(store.append(sid, "assistant", ai(f"reply {len(ids)}"), parent_id=parent).id)
+            store.append(other, "user", Content.human("elsewhere"))
+    for head in {None, ids[0], ids[len(ids) // 2], ids[-1]}:
+        whole = fresh_chain(path, sid, head)
+        for last in range(len(whole) + 2):
+            with HistoryStore(path) as fresh:
+                end = fresh.chain(sid, head=head, last=last)
+            assert as_stored(end) == as_stored(whole[-last:] if last else [])
+
+
+def test_a_chains_end_stops_at_a_parent_cycle_and_at_the_sessions_edge(tmp_path):
+    """Rows another tool left: a parent cycle, and a parent in another session."""
+    path = tmp_path / "h.db"
+    with HistoryStore(path) as store:
+        sid = store.create_session()
+        first = store.append(sid, "user", Content.human("one"))
+        second = store.append(sid, "assistant", ai("two"))
+        other = store.create_session()
+        elsewhere = store.append(other, "user", Content.human("elsewhere"))
+        third = store.append(other, "assistant", ai("three"))
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE commits SET parent_id = ? WHERE id = ?", (second.id, first.id))
+    conn.execute("UPDATE commits SET parent_id = ? WHERE id = ?", (second.id, elsewhere.id))
+    conn.commit()
+    conn.close()
+    for session, head, texts in ((sid, None, ["one", "two"]), (other, third.id, ["elsewhere", "three"])):
+        for last in (1, 2, 5):
+            with HistoryStore(path) as fresh:
+                end = [c.content.text for c in fresh.chain(session, head=head, last=last)]
+            assert end == texts[-last:]

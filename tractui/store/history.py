@@ -103,6 +103,7 @@ _COMMIT_COLUMNS = (
     "id, parent_id, session_id, kind, content, usage, provider, model, profile, created_at, status, metadata"
 )
 _COLUMN_INDEX = {name: i for i, name in enumerate(_COMMIT_COLUMNS.split(", "))}
+_QUALIFIED_COLUMNS = ", ".join(f"commits.{name}" for name in _COLUMN_INDEX)
 
 # One validator per shape, built once: a long chain's JSON is validated in a
 # single call (one JSON array) instead of one call per commit.
@@ -437,6 +438,8 @@ class HistoryStore:
         start = head if head is not None else self.head(session_id)
         if start is None:
             return []
+        if last is not None and not self._kept(session_id):
+            return self._chain_end(session_id, start, last)
         known = self._known_of(session_id)
         rows, commits = known.rows, known.commits
         picked: list[str] = []
@@ -453,6 +456,38 @@ class HistoryStore:
             commits[commit.id] = commit
             rows[commit.id] = (commit.id, commit.parent_id)  # the text is kept once, in the commit
         return [commits[i] for i in picked]
+
+    def _kept(self, session_id: str) -> bool:
+        """Whether the session's rows are kept here and still the file's."""
+        version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        return version == self._version and session_id in self._known
+
+    def _chain_end(self, session_id: str, head: str, last: int) -> list[Commit]:
+        """The last ``last`` commits of the chain to ``head``, read from the file alone: a
+        resumed session's newest message costs its own rows, not the session's."""
+        if last <= 0:
+            return []
+        rows = self._conn.execute(
+            f"""
+            WITH RECURSIVE up(id, parent_id, depth) AS (
+                SELECT id, parent_id, 1 FROM commits WHERE id = ? AND session_id = ?
+                UNION ALL
+                SELECT commits.id, commits.parent_id, up.depth + 1 FROM commits JOIN up ON commits.id = up.parent_id
+                WHERE commits.session_id = ? AND up.depth < ?
+            )
+            SELECT {_QUALIFIED_COLUMNS} FROM up JOIN commits ON commits.id = up.id ORDER BY up.depth
+            """,
+            (head, session_id, session_id, last),
+        ).fetchall()
+        picked: list[tuple[Any, ...]] = []
+        seen: set[str] = set()
+        for row in rows:  # a parent cycle (left by another tool) ends the chain, as in ``chain``
+            if row[0] in seen:
+                break
+            seen.add(row[0])
+            picked.append(row)
+        picked.reverse()
+        return _rows_to_commits(picked)
 
     def _known_of(self, session_id: str) -> _Known:
         """The session's rows as kept here, read again only when another connection (another
