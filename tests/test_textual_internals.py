@@ -16,6 +16,7 @@ from textual.widgets.markdown import MarkdownFence
 from tractui.ui import internals
 from tractui.ui.widgets.chat_log import ChatLog
 from tractui.ui.widgets.column import Column, LaidOut
+from tractui.ui.widgets.column import stacked_height as column_height
 
 MOVED = f"Textual {textual.__version__} moved what tractui/ui/internals.py relies on: "
 
@@ -254,6 +255,43 @@ async def test_arrange_is_what_a_layout_pass_asks_a_scroll_container():
         await app.query_one(Counted).mount_all([Static(f"line {i}") for i in range(5)])
         await pilot.pause()
         assert calls, MOVED + "Widget.arrange (no longer called by the layout pass)"
+
+
+async def test_a_columns_stacked_height_is_its_arrangements_total_region_height():
+    """``column.stacked_height`` reads the height Textual's ``total_region`` gives from the
+    placements alone: the two must agree for every kind of child a column can hold (margins,
+    a negative one, docked, overlaid, hidden, wrapped), together and each alone."""
+
+    class Held(App[None]):
+        CSS = """
+        .a { height: 3; margin: 1 0 2 0; }
+        .b { height: 5; margin: 2 0; }
+        .c { height: 1; margin: -1 0 0 0; }
+        .d { dock: top; height: 2; }
+        .e { overlay: screen; height: 4; }
+        .f { display: none; }
+        .g { height: auto; margin: 0 0 3 0; }
+        """
+
+        def compose(self) -> ComposeResult:
+            ids = "abcdefg"
+            with Column(id="all"):
+                for name in ids:
+                    yield Static(f"{name} " * 30, classes=name)
+            for i, name in enumerate(ids):  # each alone too, and none
+                with Column(id=f"only-{i}"):
+                    yield Static(f"{name} " * 30, classes=name)
+            yield Column(id="empty")
+
+    app = Held()
+    async with app.run_test(size=(40, 60)) as pilot:
+        await pilot.pause()
+        for column in app.query(Column):
+            for width in (10, 40):
+                arrangement = column.arrange(Size(width, 0))
+                assert column_height(arrangement) == arrangement.total_region.height, (
+                    MOVED + f"DockArrangeResult.total_region ({column.id} at {width})"
+                )
 
 
 async def test_the_linux_driver_installs_its_suspend_and_resume_handlers():

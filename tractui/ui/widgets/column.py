@@ -15,6 +15,7 @@ from typing import cast
 
 from textual.containers import Vertical
 from textual.geometry import Region, Size
+from textual.layout import DockArrangeResult
 from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.widget import Widget
@@ -47,7 +48,22 @@ class StackHeight(LaidOut):
         widget = cast(Widget, self)
         if not width or not widget.children:
             return 0
-        return widget.arrange(Size(width, 0)).total_region.height
+        return stacked_height(widget.arrange(Size(width, 0)))
+
+
+def stacked_height(arrangement: DockArrangeResult) -> int:
+    """The height of ``arrangement.total_region``, from its placements alone.
+
+    Textual's total region is read from the arrangement's spatial map, which
+    files each placement under every 20 rows it covers: building it for the
+    measure cost time in proportion to the height of what the column holds
+    (a long answer's frozen part), every frame the answer grew.
+    """
+    bottom = 0  # the region starts at the top: a vertical layout places nothing above it
+    for placement in arrangement.placements:
+        if not (placement.fixed or placement.overlay):
+            bottom = max(bottom, placement.region.bottom + placement.margin.bottom)
+    return bottom + arrangement.scroll_spacing.bottom
 
 
 class Blank:
