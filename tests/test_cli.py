@@ -30,17 +30,24 @@ def test_the_app_updates_the_screen_up_to_120_times_a_second_unless_told_otherwi
     assert _update_period({**env, "TEXTUAL_FPS": "30"}) == 1 / 30  # the user's own setting stands
 
 
-def _pydantic_plugins_setting(env: dict[str, str]) -> str:
-    code = "import os; from tractui.cli.main import main; main(['sessions']); print(os.environ['PYDANTIC_DISABLE_PLUGINS'])"
+def _pydantic_plugins_setting(env: dict[str, str]) -> tuple[str, bool]:
+    """The variable after ``tractui sessions`` (which builds pydantic models), and whether
+    pydantic looked for plugins (its loader's private cache, filled by the look)."""
+    code = (
+        "import os; from tractui.cli.main import main; main(['sessions']); "
+        "from pydantic.plugin import _loader; "
+        "print(os.environ['PYDANTIC_DISABLE_PLUGINS'], getattr(_loader, '_plugins', 'moved') is not None)"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    return done.stdout.split()[-1]
+    setting, looked = done.stdout.split()[-2:]
+    return setting, looked == "True"
 
 
 def test_the_command_line_tells_pydantic_to_look_for_no_plugins_unless_told_otherwise(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
     env |= {"TRACTUI_DATA_DIR": str(tmp_path), "TRACTUI_CONFIG_DIR": str(tmp_path / "config")}
-    assert _pydantic_plugins_setting(env) == "__all__"
-    assert _pydantic_plugins_setting({**env, "PYDANTIC_DISABLE_PLUGINS": "logfire"}) == "logfire"
+    assert _pydantic_plugins_setting(env) == ("__all__", False)  # set before the first model
+    assert _pydantic_plugins_setting({**env, "PYDANTIC_DISABLE_PLUGINS": "logfire"}) == ("logfire", True)
 
 
 def test_the_command_line_imports_no_textual_before_the_frame_rate_is_set():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from textual.app import App
 
@@ -37,7 +38,7 @@ async def test_a_frame_the_timer_began_is_drawn_whole_before_the_reply_finishes(
     async with app.run_test() as pilot:
         loop = FrameLoop(app.screen, drawn=lambda: None, gauge=lambda: None)
         renderer = _SlowRenderer()
-        loop.begin(renderer)  # type: ignore[arg-type]
+        loop.begin(renderer, time.perf_counter())  # type: ignore[arg-type]
 
         async def stream():
             await renderer.flushing.wait()  # a timer frame is drawing now
@@ -77,14 +78,18 @@ class _Counting:
         await self.flush()
 
 
-async def _first_frame(typing: bool, sent_by_a_key: bool = False) -> int:
+async def _first_frame(typing: bool, sent_by_a_key: bool = False, typed_since: bool = False) -> int:
     app: App[None] = App()
     async with app.run_test():
         loop = FrameLoop(app.screen, drawn=lambda: None, gauge=lambda: None)
         renderer = _Counting()
         if sent_by_a_key:
             loop.input_came()  # the Enter that sent the prompt
-        loop.begin(renderer)  # type: ignore[arg-type]
+        asked_at = time.perf_counter()
+        if typed_since:
+            await asyncio.sleep(0.01)  # the reply's message mounting
+            loop.input_came()  # a key typed meanwhile
+        loop.begin(renderer, asked_at)  # type: ignore[arg-type]
         if typing:
             loop.input_came()
 
@@ -114,3 +119,5 @@ async def test_the_key_that_sent_the_prompt_is_not_typing_during_the_reply(monke
     monkeypatch.setattr(frames, "FRAME", 60.0)
     budget = FrameBudgets().of("text").chars
     assert await _first_frame(typing=False, sent_by_a_key=True) == budget
+    # a key typed after it, while the reply's message mounted, is typing
+    assert await _first_frame(typing=False, sent_by_a_key=True, typed_since=True) == budget // 2

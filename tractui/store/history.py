@@ -433,7 +433,8 @@ class HistoryStore:
 
         The session's rows are read once and kept (see ``_known_of``); the
         walk is in Python, and only commits not read before are parsed, so a
-        long session costs its new messages, not its length.
+        long session costs its new messages, not its length. An end (``last``)
+        of a session not kept yet is read alone, walked in SQL (``_chain_end``).
         """
         start = head if head is not None else self.head(session_id)
         if start is None:
@@ -481,7 +482,9 @@ class HistoryStore:
         ).fetchall()
         picked: list[tuple[Any, ...]] = []
         seen: set[str] = set()
-        for row in rows:  # a parent cycle (left by another tool) ends the chain, as in ``chain``
+        # a parent cycle (left by another tool) ends the chain, as in ``chain``; the query
+        # itself goes round it until ``last``
+        for row in rows:
             if row[0] in seen:
                 break
             seen.add(row[0])

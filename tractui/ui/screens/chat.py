@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -392,28 +393,30 @@ class ChatScreen(Screen[None]):
         await self.send(text[1:] if text.startswith("//") else text)
 
     async def resend_edited(self, text: str) -> None:
+        asked_at = time.perf_counter()
         if self.streaming:
             await self.note(STILL_STREAMING, error=True)
             return
         await self._drop_last_reply(keep_user=False)
         await self.query_one(ChatLog).mount(UserMessage(sanitize(text)))
-        await self.start_reply(lambda: self.conversation.edit_last(text))
+        await self.start_reply(lambda: self.conversation.edit_last(text), asked_at)
 
     async def send(self, text: str) -> None:
+        asked_at = time.perf_counter()
         if self.streaming:
             await self.note(STILL_STREAMING, error=True)
             return
         await self.query_one(ChatLog).mount(UserMessage(sanitize(text)))
-        await self.start_reply(lambda: self.conversation.send(text))
+        await self.start_reply(lambda: self.conversation.send(text), asked_at)
 
-    async def start_reply(self, stream: Callable[[], AsyncIterator[TurnEvent]]) -> None:
-        """Mount a reply and stream into it in a worker."""
+    async def start_reply(self, stream: Callable[[], AsyncIterator[TurnEvent]], asked_at: float) -> None:
+        """Mount a reply and stream into it in a worker; ``asked_at``: see ``FrameLoop.begin``."""
         chat = self.query_one(ChatLog)
         message = AssistantMessage(self.count, self.clock, public_markdown=self._public_markdown)
         await chat.mount(message)
         chat.jump_to_end()
         renderer = ReplyRenderer(message, self.clock)
-        self.frames.begin(renderer)
+        self.frames.begin(renderer, asked_at)
         self._worker = self._stream(stream, renderer)
 
     @property
@@ -652,11 +655,12 @@ class ChatScreen(Screen[None]):
         self.refresh_totals()
 
     async def retry(self) -> None:
+        asked_at = time.perf_counter()
         if not any(c.kind == "user" for c in self.conversation.history()):
             await self.note("nothing to retry: no message sent yet in this session", error=True)
             return
         await self._drop_last_reply(keep_user=True)
-        await self.start_reply(self.conversation.retry)
+        await self.start_reply(self.conversation.retry, asked_at)
 
     async def begin_edit(self) -> None:
         users = [c for c in self.conversation.history() if c.kind == "user"]

@@ -44,12 +44,14 @@ class FrameLoop:
         self._input_unshown = False  # a key, paste, click or scroll came since the last frame
         self._input_at = -TYPING  # when the last one came
 
-    def begin(self, renderer: ReplyRenderer) -> None:
-        """``renderer`` is now the one drawn; the key that sent it is painted with its first frame,
-        and is not typing during the reply (its frames would be cut short and teach nothing)."""
+    def begin(self, renderer: ReplyRenderer, asked_at: float) -> None:
+        """``renderer`` is now the one drawn; the key that sent it is painted with its first frame.
+        Input until ``asked_at`` (``time.perf_counter()`` when the reply was asked for: the key
+        that asked) is not typing during the reply, whose frames it would cut short for nothing."""
         self.renderer = renderer
         self._input_unshown = False
-        self._input_at = -TYPING
+        if self._input_at <= asked_at:
+            self._input_at = -TYPING
 
     def input_came(self) -> None:
         self._input_unshown = True
