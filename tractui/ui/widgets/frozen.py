@@ -8,8 +8,8 @@ once and drawn by a single widget; consecutive captured segments share one,
 so a whole answer costs a layout pass one widget. It keeps each segment's
 Markdown source, to be drawn and captured again.
 
-The lines are kept as tuples of text and a style's number, made into strips
-only when drawn: a ``Strip`` carries a dozen caches, and a ``Segment`` holds
+The lines are kept as tuples of each segment's text, style number and
+control codes, made into strips only when drawn: a ``Strip`` carries a dozen caches, and a ``Segment`` holds
 its style; thousands of either kept alive made every full garbage collection
 longer. A tuple holding only strings and numbers is one the collector stops
 walking.
@@ -28,7 +28,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 Row = tuple[tuple[str, int, "Sequence[ControlCode] | None"], ...]
-"""A captured line: each segment's text, its style's number and its control codes (none, drawn text)."""
+"""A captured line: each segment's text, its style's number and its control codes (None: drawn text)."""
 
 
 class FrozenSegment(Widget):
