@@ -143,9 +143,7 @@ class Conversation:
             if self._provider is not None:
                 self._retired.append(self._provider)
             self._provider = None
-            counter = TokenCounter(config.model)
-            if counter.encoding_name != self._counter.encoding_name:  # its counts hold for its encoding only
-                self._counter = counter
+            self._counter = TokenCounter(config.model)
         self.config, self.settings, self.profile_name = config, settings, name
 
     async def aclose(self) -> None:
