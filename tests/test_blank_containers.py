@@ -5,7 +5,10 @@ the same, in any theme and with ``NO_COLOR``."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
+from typing import Any
 
+import pytest
 from test_list_rows import Cell, cells
 from textual.app import App, ComposeResult
 from textual.widget import Widget
@@ -13,6 +16,19 @@ from textual.widget import Widget
 from tractui.ui.widgets.answer_segment import AnswerSegment
 from tractui.ui.widgets.chat_log import ChatLog
 from tractui.ui.widgets.column import Column
+
+Painting = Callable[[str], Coroutine[Any, Any, tuple[list[list[Cell]], list[list[Cell]]]]]
+
+
+def _alike_in_every_theme(both: Painting, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``both(theme)`` paints the blank widget and Textual's painting of it: alike in a dark
+    and a light theme, and with ``NO_COLOR``."""
+    for theme in ("textual-dark", "solarized-light"):
+        ours, painted = asyncio.run(both(theme))
+        assert ours == painted and len(ours) > 2
+    monkeypatch.setenv("NO_COLOR", "1")
+    ours, painted = asyncio.run(both("nord"))
+    assert ours == painted
 
 
 def test_a_blank_container_draws_what_textual_draws_for_it(monkeypatch):
@@ -41,12 +57,7 @@ def test_a_blank_container_draws_what_textual_draws_for_it(monkeypatch):
             ours, painted = (cells(column.render_lines(column.size.region)) for column in app.query(Column))
             return ours, painted
 
-    for theme in ("textual-dark", "solarized-light"):
-        ours, painted = asyncio.run(both(theme))
-        assert ours == painted and len(ours) > 2
-    monkeypatch.setenv("NO_COLOR", "1")
-    ours, painted = asyncio.run(both("nord"))
-    assert ours == painted
+    _alike_in_every_theme(both, monkeypatch)
 
 
 def test_the_chat_log_draws_what_textual_draws_for_it(monkeypatch):
@@ -74,9 +85,4 @@ def test_the_chat_log_draws_what_textual_draws_for_it(monkeypatch):
             return ours, painted
 
     assert ChatLog.BLANK  # the log paints one strip, not Textual's lines
-    for theme in ("textual-dark", "solarized-light"):
-        ours, painted = asyncio.run(both(theme))
-        assert ours == painted and len(ours) > 2
-    monkeypatch.setenv("NO_COLOR", "1")
-    ours, painted = asyncio.run(both("nord"))
-    assert ours == painted
+    _alike_in_every_theme(both, monkeypatch)

@@ -143,6 +143,13 @@ def _taken_again(proc: subprocess.Popen[bytes], master: int, seen: bytearray, *,
     assert _read_until(master, b"zebra", seen, 30), "typing after the continue never showed"
 
 
+def _ended_keeping_the_draft(proc: subprocess.Popen[bytes], tmp_path: Path) -> None:
+    """SIGTERM ends the app cleanly, the prompt's text (with what was typed after the continue) kept."""
+    proc.send_signal(signal.SIGTERM)
+    assert _code(proc) == 0
+    assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words zebra"
+
+
 def test_a_suspension_still_gives_the_terminal_back_and_takes_it_again(tmp_path: Path) -> None:
     """SIGTSTP then SIGCONT (``kill -TSTP``, then ``fg``) suspend and resume the app as before."""
     proc, master, seen = _started(tmp_path, controlled=True)
@@ -151,12 +158,9 @@ def test_a_suspension_still_gives_the_terminal_back_and_takes_it_again(tmp_path:
         assert _read_until(master, LEAVE_ALT_SCREEN, seen, 30), "the terminal was not given back"
         assert _stopped(proc.pid, 30), "the app did not stop"
         _taken_again(proc, master, seen, redrawn=False)
-        proc.send_signal(signal.SIGTERM)
-        code = _code(proc)
+        _ended_keeping_the_draft(proc, tmp_path)  # the terminal still open: SIGTERM, not a hangup
     finally:
         os.close(master)
-    assert code == 0
-    assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words zebra"
 
 
 def test_a_stop_and_continue_with_the_terminal_there_draws_the_app_again(tmp_path: Path) -> None:
@@ -168,12 +172,9 @@ def test_a_stop_and_continue_with_the_terminal_there_draws_the_app_again(tmp_pat
         proc.send_signal(signal.SIGSTOP)
         assert _stopped(proc.pid, 30), "the app did not stop"
         _taken_again(proc, master, seen, redrawn=True)
-        proc.send_signal(signal.SIGTERM)
-        code = _code(proc)
+        _ended_keeping_the_draft(proc, tmp_path)  # the terminal still open: SIGTERM, not a hangup
     finally:
         os.close(master)
-    assert code == 0
-    assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words zebra"
 
 
 def test_a_closed_terminal_ends_a_suspended_app(tmp_path: Path) -> None:
