@@ -190,3 +190,38 @@ def test_a_closed_terminal_ends_a_suspended_app(tmp_path: Path) -> None:
         code = _code(proc)
     assert code == 0
     assert (tmp_path / "data" / "draft.txt").read_text() == "unsent words"
+
+
+async def test_a_suspension_is_handled_by_the_event_loop_not_inside_whatever_line_it_interrupts():
+    """A Python signal handler runs at any line of the main thread; the suspension's writes,
+    made there while that line held the terminal writer's queue lock (a frame being written),
+    waited for that lock for good: seen as an app that never gave the terminal back, spinning.
+    The handlers now run from the event loop, between its callbacks."""
+    import asyncio
+
+    from textual.app import App
+    from textual.drivers.linux_driver import LinuxDriver
+
+    from tractui.ui.internals import resume_only_after_suspend
+
+    before = {number: signal.getsignal(number) for number in (signal.SIGTSTP, signal.SIGCONT)}
+    app: App[None] = App()
+    driver = LinuxDriver(app, debug=False, mouse=False, size=(80, 24))
+    handled: list[str] = []
+    driver._sigtstp_application = lambda *_: handled.append("stop")  # type: ignore[method-assign]
+    driver._sigcont_application = lambda *_: handled.append("continue")  # type: ignore[method-assign]
+    app._driver = driver
+    loop = asyncio.get_running_loop()
+    try:
+        resume_only_after_suspend(app, lambda: True)
+        os.kill(os.getpid(), signal.SIGTSTP)
+        os.kill(os.getpid(), signal.SIGCONT)
+        assert handled == []  # not at the line the signals interrupted
+        deadline = time.monotonic() + 10
+        while len(handled) < 2 and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        assert handled == ["stop", "continue"]
+    finally:
+        for number, handler in before.items():
+            loop.remove_signal_handler(number)
+            signal.signal(number, handler)

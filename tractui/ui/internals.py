@@ -11,6 +11,7 @@ Textual only (``Markdown.append``) while the fast path is mended.
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -192,7 +193,7 @@ def resume_only_after_suspend(app: App[Any], terminal_alive: Callable[[], bool])
     handler sees) with the terminal still there stops the terminal mode and
     starts it again, for a shell may have written over the screen meanwhile;
     a hangup of a suspended app resumes nothing. Call from the main thread,
-    the driver running."""
+    in the running event loop, the driver running."""
     driver = app._driver
     if not isinstance(driver, LinuxDriver):
         return
@@ -214,5 +215,9 @@ def resume_only_after_suspend(app: App[Any], terminal_alive: Callable[[], bool])
             driver.suspend_application_mode()
             resume(*args)
 
-    signal.signal(signal.SIGTSTP, on_stop)
-    signal.signal(signal.SIGCONT, on_continue)
+    # from the event loop, not from a Python signal handler: one runs at any line of the main
+    # thread, and the driver's writes it makes hung for good when that line was a write
+    # holding the writer's queue lock
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTSTP, on_stop)
+    loop.add_signal_handler(signal.SIGCONT, on_continue)
