@@ -468,3 +468,66 @@ def test_a_frozen_segment_keeps_its_lines_out_of_the_collectors_walk():
         gc.collect()
     assert not any(gc.is_tracked(line) for line in frozen._rows)  # each line held its segments: all tracked
     assert frozen.lines[5] == "line 5 rest"
+
+
+async def test_no_frame_shows_the_answer_blank_while_a_segment_is_captured_or_thawed(tmp_path, monkeypatch):
+    """The captured lines, and a thawed segment's Markdown, are laid out only once mounted: the
+    widget they replace went at once, and frames until the mount was done showed the answer
+    blank (seen on a loaded machine). It goes in the step that shows them."""
+    from textual.events import Mount
+    from ui_support import screen_text
+
+    from tractui.ui.internals import watch_painted
+
+    async def slowly_mounted(self: Widget, event: Mount) -> None:
+        await asyncio.sleep(0.3)  # frames are painted meanwhile
+
+    monkeypatch.setattr(FrozenSegment, "on_mount", slowly_mounted, raising=False)
+    source = "".join(f"Paragraph {n}: the answer goes on with a few more words.\n\n" for n in range(1, 31))
+    app = build_app(tmp_path)
+    painted: list[str] = []
+    watch_painted(app, lambda screen, update: painted.append(screen_text(app)) if update is not None else None)
+    async with app.run_test(size=(100, 70)) as pilot:
+        view = AnswerView(source)
+        await app.query_one("#chat").mount(view)
+        await _frozen_after_layout(pilot, view)
+        captured = len(painted)
+        monkeypatch.setattr(AnswerSegment, "on_mount", slowly_mounted, raising=False)  # thawed: drawn again
+        await pilot.resize_terminal(70, 70)
+        await _captured_at_the_width(pilot, view)
+        counts = [sum(text.count(f"Paragraph {n}:") == 1 for n in range(1, 31)) for text in painted]
+    first = counts.index(30)
+    assert first < captured < len(painted)  # frames while captured, and while thawed
+    assert counts[first:] == [30] * (len(counts) - first)
+
+
+async def _captured_at_the_width(pilot, view: AnswerView) -> None:
+    for _ in range(40):
+        frozen = await _frozen_after_layout(pilot, view)
+        if {f.captured_width for f in frozen if f.display} == {view.content_region.width}:  # not those going
+            return
+    raise AssertionError("not captured again at the view's width")
+
+
+async def test_lines_captured_at_another_width_are_drawn_again_without_a_resize_event(tmp_path, monkeypatch):
+    """Textual sends no resize event to a widget that a layout made visible at the size the
+    map it read had already given it (two runs in five on a loaded machine): the view, which
+    thawed on resize events, kept drawing the lines captured at its old width."""
+    from textual.events import Resize
+    from textual.message import Message
+
+    post = AnswerView.post_message
+
+    def without_resizes(self: AnswerView, message: Message) -> bool:
+        return False if isinstance(message, Resize) else post(self, message)
+
+    monkeypatch.setattr(AnswerView, "post_message", without_resizes)
+    source = "".join(f"Paragraph {n}: the answer goes on with a few more words.\n\n" for n in range(1, 31))
+    app = build_app(tmp_path)
+    async with app.run_test(size=(100, 70)) as pilot:
+        view = AnswerView(source)
+        await app.query_one("#chat").mount(view)
+        width = {f.captured_width for f in await _frozen_after_layout(pilot, view)}
+        await pilot.resize_terminal(70, 70)
+        await _captured_at_the_width(pilot, view)
+        assert {f.captured_width for f in view.query_children(FrozenSegment) if f.display} != width

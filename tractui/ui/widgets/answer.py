@@ -22,9 +22,12 @@ import re
 import time
 import weakref
 from collections import deque
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from textual.app import App
+from textual.geometry import Size
+from textual.layout import DockArrangeResult
 from textual.widget import Widget
 
 from tractui.ui.widgets.column import Column
@@ -116,14 +119,27 @@ _QUEUES: weakref.WeakKeyDictionary[App[object], CaptureQueue] = weakref.WeakKeyD
 
 
 def _drop(widget: Widget) -> None:
-    """Hide ``widget`` at once and remove it: until its removal is done, no frame draws
-    it beside what replaced it, and no capture or thaw takes it for a live one. Hidden,
-    it is not painted again: the lines it kept from painting go now."""
+    """Hide ``widget`` at once, and remove it (with the lines it kept from painting) after
+    the next refresh. Hidden, no layout places it beside what replaced it, and no capture
+    or thaw takes it for a live one; kept until then, a frame painted before that layout
+    (from the places of the last one) still draws it: removed at once, it left a blank."""
     from tractui.ui.internals import forget_painted_lines
 
     widget.display = False
-    forget_painted_lines(widget)
-    widget.remove()
+
+    def remove() -> None:
+        forget_painted_lines(widget)
+        widget.remove()
+
+    widget.app.call_after_refresh(remove)
+
+
+@dataclass
+class _Swap:
+    """Widgets of an answer view mounting in place of others (``AnswerView._replace``)."""
+
+    old: list[Widget]
+    new: list[Widget]
 
 
 def _attached(ref: weakref.ref[AnswerSegment]) -> bool:
@@ -243,7 +259,7 @@ class AnswerView(Column):
         self._given = 0  # how much of it the segment has (see _settled)
         self._segment: AnswerSegment | None = None  # the growing one
         self._initial = text
-        self._width = 0
+        self._swaps: list[_Swap] = []  # widgets mounting in place of others
 
     @property
     def text(self) -> str:
@@ -356,8 +372,8 @@ class AnswerView(Column):
         widget for each run of finished segments, so one to lay out each frame
         however long the answer.
         """
-        if segment.parent is not self or segment is self._segment:
-            return True  # removed, or growing again
+        if segment.parent is not self or segment is self._segment or not self._shown(segment):
+            return True  # removed, growing again, or being replaced
         width = self.content_region.width
         laid_out = segment.is_mounted and width and segment.children and segment.outer_size.width == width
         if (
@@ -374,14 +390,18 @@ class AnswerView(Column):
         strips = capture_strips(segment)
         place = self.children.index(segment)
         previous = next(
-            (child for child in reversed(self.children[:place]) if child.display), None
+            (child for child in reversed(self.children[:place]) if self._shown(child)), None
         )  # past captured ones
         part = (segment.source, segment.continues)
         if isinstance(previous, FrozenSegment) and previous.captured_width == width:
             previous.extend(strips, part)
+            swap = self._swap_showing(previous)
+            if swap is None:
+                _drop(segment)  # its lines are drawn by the frozen widget from now on
+            else:
+                swap.old.append(segment)  # ... once that widget is mounted
         else:
-            self.mount(FrozenSegment(strips, width, part), before=segment)
-        _drop(segment)  # its lines are drawn by the frozen widget from now on
+            self._replace([segment], [FrozenSegment(strips, width, part)])
         return True
 
     def thaw(self) -> None:
@@ -390,20 +410,68 @@ class AnswerView(Column):
         from tractui.ui.widgets.answer_segment import AnswerSegment
         from tractui.ui.widgets.frozen import FrozenSegment
 
+        for swap in [swap for swap in self._swaps if isinstance(swap.old[0], AnswerSegment)]:
+            self._swaps.remove(swap)  # captured in the old width or colours: the live ones stay
+            for frozen in swap.new:
+                frozen.remove()
+            for segment in swap.old:
+                self._freeze_later(cast("AnswerSegment", segment))
         for frozen in self.query_children(FrozenSegment):
-            if not frozen.display:
+            if not self._shown(frozen):
                 continue  # thawed already, on its way out
             segments = [AnswerSegment(source, continues=continues) for source, continues in frozen.parts]
-            self.mount_all(segments, before=frozen)
-            _drop(frozen)
+            self._replace([frozen], list[Widget](segments))
             for segment in segments:
                 self._freeze_later(segment)
 
-    def on_resize(self) -> None:
-        if self.public:
-            return  # Textual's Markdown redraws itself
-        width = self.size.width
-        if width != self._width:
-            if self._width:
-                self.thaw()
-            self._width = width
+    def _replace(self, old: list[Widget], new: list[Widget]) -> None:
+        """Mount ``new`` hidden before ``old[0]``, then show it and drop ``old`` in one step: a
+        widget is laid out only once mounted, and a frame between the two steps would show
+        neither (or both)."""
+        swap = _Swap(old, new)
+        self._swaps.append(swap)
+        for widget in new:
+            widget.display = False
+        mounting = self.mount_all(new, before=old[0])
+
+        async def show() -> None:
+            await mounting
+            if swap not in self._swaps:
+                return  # called off by a thaw
+            self._swaps.remove(swap)
+            for widget in new:
+                widget.display = True
+            for widget in swap.old:
+                if widget.parent is self:
+                    _drop(widget)
+
+        self.call_next(show)
+
+    def _shown(self, child: Widget) -> bool:
+        """Whether ``child`` draws part of the answer, now or once mounted (not on its way out)."""
+        if any(child in swap.new for swap in self._swaps):
+            return True
+        return child.display and not any(child in swap.old for swap in self._swaps)
+
+    def _swap_showing(self, child: Widget) -> _Swap | None:
+        return next((swap for swap in self._swaps if child in swap.new), None)
+
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        """As a column arranges; captured lines of another width are drawn again, once the
+        layout is done. Not on a resize event: Textual sends none to a widget that a layout
+        made visible at a size the map it reads had already given it."""
+        arrangement = super().arrange(size, optimal)
+        if not self.public and self._stale(size.width):
+            self.call_later(self._refit)
+        return arrangement
+
+    def _refit(self) -> None:
+        if self._stale(self.content_region.width):
+            self.thaw()
+
+    def _stale(self, width: int) -> bool:
+        """Whether lines shown (or about to be) were captured at a width other than ``width``."""
+        from tractui.ui.widgets.frozen import FrozenSegment
+
+        frozen = [child for child in self.query_children(FrozenSegment) if self._shown(child)]
+        return bool(width) and any(child.captured_width != width for child in frozen)
