@@ -10,7 +10,7 @@ from loopback import encode_sse, error, openai_chat_reply, sse
 from ui_support import chat_stream
 
 from tractui.conversation.conversation import Conversation
-from tractui.core.content import Content, ThinkingBlock
+from tractui.core.content import Content, TextBlock, ThinkingBlock
 from tractui.core.events import StreamError, TextDelta, ThinkingDelta
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
@@ -393,3 +393,22 @@ async def test_a_prepared_request_is_what_a_process_that_kept_nothing_sends(tmp_
     assert sent["messages"] == again["messages"]
     assert [m["role"] for m in sent["messages"]] == ["user", "assistant", "user", "assistant", "user"]
     assert ("reasoning_content" in sent["messages"][3]) == (include == "true")
+
+
+def test_counting_a_long_history_in_steps_reads_the_gauge_the_whole_count_reads(store, config):
+    """``counting`` pauses every few messages (the app handles keys then); the gauge after it
+    is the one a conversation that counted everything at once reads."""
+    sid = store.create_session()
+    for i in range(60):
+        store.append(sid, "user", Content.human(f"question {i} " * 20))
+        store.append(sid, "reasoning", Content(speaker="ai", blocks=[ThinkingBlock(thought=f"thought {i} " * 30)]))
+        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text=f"answer {i} " * 40)]))
+    stepped = Conversation(store, Settings(), config, session_id=sid)
+    steps = sum(1 for _ in stepped.counting(step=25))
+    assert steps == 4  # 120 messages (each reply merged into one): paused after 25, 50, 75 and 100
+    counted: list[Content] = []
+    split = stepped.counter.split
+    stepped.counter.split = lambda content: counted.append(content) or split(content)  # type: ignore[method-assign]
+    whole = Conversation(store, Settings(), config, session_id=sid)
+    assert stepped.gauge() == whole.gauge()
+    assert len(counted) == 20  # only what the steps left: the last 20 messages

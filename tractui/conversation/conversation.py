@@ -15,7 +15,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, get_args
 
 from tractui.conversation.compaction.preflight import Preflight, trim_for_retry
@@ -46,6 +46,7 @@ FLUSH_INTERVAL = 0.25  # seconds; half the 0.5 s promise, so a write is never la
 STALE_THINKING = re.compile(r"bound to a different conversation|invalid .?signature.? in .?thinking", re.IGNORECASE)
 SERVER_WAIT = 30.0  # seconds a request waits for MCP servers still starting
 AHEAD = 1024  # stream events read ahead of the consumer; beyond that the socket waits
+COUNT_STEP = 50  # messages counted between two pauses of ``counting``
 
 
 class _End:
@@ -550,6 +551,15 @@ class Conversation:
             thinking_tokens=self._thinking_cost(),
             calibration=calibration,
         )
+
+    def counting(self, step: int = COUNT_STEP) -> Iterator[None]:
+        """Count the history the gauge reads, ``step`` messages at a time, pausing (yielding)
+        between: the first gauge of a resumed session found nothing counted and counted it
+        all in one call, which held the app's event loop (figures: docs/ui.md, "Speed")."""
+        messages = merge_commits(self.history())
+        for end in range(step, len(messages), step):
+            self._counter.totals(messages, end)
+            yield
 
     def _history_before_reply(self, parent: str) -> tuple[list[Commit], list[Content]]:
         """The chain up to the reply being streamed, read once per reply.

@@ -183,6 +183,9 @@ class ChatScreen(Screen[None]):
         for view in self.query(ThinkingView):
             view.recount()
         self._start_tools()
+        await asyncio.to_thread(lambda: self.conversation.provider)  # its imports: the gauge asks it
+        for _ in self.conversation.counting():  # keys handled between steps
+            await asyncio.sleep(0)
         self._refresh_footer()  # the gauge before the messages above the newest: it is always in view
         await self.show_earlier()
         if follow:
