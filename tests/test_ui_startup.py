@@ -94,6 +94,34 @@ async def test_a_resumed_session_goes_from_loading_to_its_newest_message_with_no
     assert [text for text in painted[loading:] if "Loading this session…" not in text and "answer 2" not in text] == []
 
 
+async def test_a_session_that_cannot_be_counted_still_opens_and_takes_what_was_typed(tmp_path, monkeypatch):
+    """Counting the session for the first gauge failed (a damaged message): the failure is the
+    gauge's, logged; the app still opens the session and sends what was typed meanwhile."""
+    with HistoryStore(tmp_path / "history.db") as store:
+        session = store.create_session("resumed")
+        store.append(session, "user", Content.human("question"))
+        store.append(session, "assistant", Content(speaker="ai", blocks=[TextBlock(text="answer")]))
+
+    def damaged(self, step=50):
+        raise ValueError("damaged")
+        yield
+
+    monkeypatch.setattr(Conversation, "counting", damaged)
+    gate = threading.Event()
+    app, store = pending_app(tmp_path, gate, resuming=True, session=session)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            await type_line(pilot, "typed meanwhile")
+            gate.set()
+            await wait_for(pilot, lambda: app.chat.ready)
+            await settle(pilot)
+            assert [m.text for m in app.query(UserMessage)] == ["question", "typed meanwhile"]
+    finally:
+        gate.set()
+        store.close()
+
+
 async def test_input_typed_before_the_conversation_is_built_is_sent_after(tmp_path):
     gate = threading.Event()
     app, store = pending_app(tmp_path, gate)

@@ -42,6 +42,8 @@ from tractui.ui.widgets.new_below import NewContentHint
 from tractui.ui.widgets.thinking import ThinkingView
 from tractui.ui.widgets.tool_call import ToolCallView
 
+STEP_PAUSE = 0.001  # seconds between steps of start-up work: a real pause lets a key's hops all run
+
 if TYPE_CHECKING:
     from tractui.conversation.conversation import Conversation
     from tractui.core.events import TurnEvent
@@ -183,9 +185,7 @@ class ChatScreen(Screen[None]):
         for view in self.query(ThinkingView):
             view.recount()
         self._start_tools()
-        await asyncio.to_thread(lambda: self.conversation.provider)  # its imports: the gauge asks it
-        for _ in self.conversation.counting():  # keys handled between steps
-            await asyncio.sleep(0)
+        await self._count_history()
         self._refresh_footer()  # the gauge before the messages above the newest: it is always in view
         await self.show_earlier()
         if follow:
@@ -193,6 +193,19 @@ class ChatScreen(Screen[None]):
         await self._drain()
         self._prepare_next()
         self._warm_drawing()
+
+    async def _count_history(self) -> None:
+        """Ready the first gauge off the event loop or in steps (keys handled between): the
+        provider (its imports) and the session's commits on threads, then its tokens counted
+        a few messages at a time. A failure is the gauge's: logged, as ``refresh_gauge`` does."""
+        conversation = self.conversation
+        try:
+            await asyncio.to_thread(lambda: conversation.provider)
+            await asyncio.to_thread(conversation.history)  # read and kept: ``counting`` finds it
+            for _ in conversation.counting():
+                await asyncio.sleep(STEP_PAUSE)
+        except Exception as exc:  # the gauge must never take the conversation down
+            self.log.error(f"counting the session failed: {exc}")
 
     @work(group="warm", thread=True)
     def _warm_drawing(self) -> None:
