@@ -412,3 +412,21 @@ def test_counting_a_long_history_in_steps_reads_the_gauge_the_whole_count_reads(
     whole = Conversation(store, Settings(), config, session_id=sid)
     assert stepped.gauge() == whole.gauge()
     assert len(counted) == 20  # only what the steps left: the last 20 messages
+
+
+def test_a_switch_to_a_model_of_the_same_encoding_keeps_what_was_counted(store, config):
+    """A resumed session follows the profile its last reply came from: a new counter for the
+    same encoding counted the whole session again, in one call, on the app's event loop."""
+    sid = store.create_session()
+    for i in range(30):
+        store.append(sid, "user", Content.human(f"question {i} " * 20))
+        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text=f"answer {i} " * 40)]))
+    conversation = Conversation(store, Settings(), config, session_id=sid)
+    before = conversation.gauge()
+    counter = conversation.counter
+    same = ProviderConfig(provider="openai", model="gpt-4o", base_url=config.base_url, api_key_env=config.api_key_env)
+    conversation.switch_profile(same, Settings(), "other")
+    assert conversation.counter is counter and conversation.gauge().effective == before.effective
+    other = ProviderConfig(provider="openai", model="gpt-4", base_url=config.base_url, api_key_env=config.api_key_env)
+    conversation.switch_profile(other, Settings(), "older")
+    assert conversation.counter is not counter and conversation.counter.encoding_name == "cl100k_base"

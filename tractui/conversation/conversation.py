@@ -143,7 +143,9 @@ class Conversation:
             if self._provider is not None:
                 self._retired.append(self._provider)
             self._provider = None
-            self._counter = TokenCounter(config.model)
+            counter = TokenCounter(config.model)
+            if counter.encoding_name != self._counter.encoding_name:  # its counts hold for its encoding only
+                self._counter = counter
         self.config, self.settings, self.profile_name = config, settings, name
 
     async def aclose(self) -> None:
