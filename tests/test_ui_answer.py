@@ -531,3 +531,33 @@ async def test_lines_captured_at_another_width_are_drawn_again_without_a_resize_
         await pilot.resize_terminal(70, 70)
         await _captured_at_the_width(pilot, view)
         assert {f.captured_width for f in view.query_children(FrozenSegment) if f.display} != width
+
+
+async def test_a_thaw_while_captured_lines_are_mounting_draws_the_answer_once(tmp_path, monkeypatch):
+    """A new theme or width while a segment's captured lines are still mounting (and later
+    segments join them): every frame draws the answer once, and it ends captured again."""
+    from textual.events import Mount
+    from ui_support import screen_text, wait_for
+
+    from tractui.ui.internals import watch_painted
+
+    async def slowly_mounted(self: Widget, event: Mount) -> None:
+        await asyncio.sleep(0.3)
+
+    monkeypatch.setattr(FrozenSegment, "on_mount", slowly_mounted, raising=False)
+    source = "".join(f"Paragraph {n}: the answer goes on with a few more words.\n\n" for n in range(1, 31))
+    app = build_app(tmp_path)
+    painted: list[str] = []
+    watch_painted(app, lambda screen, update: painted.append(screen_text(app)) if update is not None else None)
+    async with app.run_test(size=(100, 70)) as pilot:
+        view = AnswerView(source)
+        await app.query_one("#chat").mount(view)
+        await wait_for(pilot, lambda: any(isinstance(child, FrozenSegment) for child in view.children))
+        assert not next(iter(view.query_children(FrozenSegment))).is_mounted  # still mounting
+        view.thaw()
+        frozen = await _frozen_after_layout(pilot, view)
+        assert "".join(_sources(view)) == source
+        assert "".join(part for f in frozen if f.display for part in _texts(f)) == source
+        counts = [sum(text.count(f"Paragraph {n}:") == 1 for n in range(1, 31)) for text in painted]
+    first = counts.index(30)
+    assert counts[first:] == [30] * (len(counts) - first)
