@@ -9,14 +9,16 @@ import gc
 import pytest
 from rich.segment import Segment
 from rich.style import Style
+from textual.events import Mount
 from textual.geometry import Offset
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Markdown
-from ui_support import build_app
+from ui_support import build_app, screen_text
 
 from tractui.ui.internals import capture_strips as capture
+from tractui.ui.internals import watch_painted
 from tractui.ui.widgets.answer import LIST_CHARS, LONG_LINE, SEGMENT_CHARS, AnswerView, line_cut, list_cut, safe_cut
 from tractui.ui.widgets.answer_segment import AnswerSegment
 from tractui.ui.widgets.frozen import FrozenSegment
@@ -470,35 +472,45 @@ def test_a_frozen_segment_keeps_its_lines_out_of_the_collectors_walk():
     assert frozen.lines[5] == "line 5 rest"
 
 
+PARAGRAPHS = "".join(f"Paragraph {n}: the answer goes on with a few more words.\n\n" for n in range(1, 31))
+
+
+async def _slowly_mounted(self: Widget, event: Mount) -> None:
+    await asyncio.sleep(0.3)  # frames are painted meanwhile
+
+
+def _frames(app) -> list[str]:
+    """Each update's screen as text, from now on."""
+    painted: list[str] = []
+    watch_painted(app, lambda screen, update: painted.append(screen_text(app)) if update is not None else None)
+    return painted
+
+
+def _drawn_once_from_the_first(painted: list[str]) -> int:
+    """The first frame that draws each paragraph of ``PARAGRAPHS`` once; every later frame does too."""
+    counts = [sum(text.count(f"Paragraph {n}:") == 1 for n in range(1, 31)) for text in painted]
+    first = counts.index(30)
+    assert counts[first:] == [30] * (len(counts) - first)
+    return first
+
+
 async def test_no_frame_shows_the_answer_blank_while_a_segment_is_captured_or_thawed(tmp_path, monkeypatch):
     """The captured lines, and a thawed segment's Markdown, are laid out only once mounted: the
     widget they replace went at once, and frames until the mount was done showed the answer
     blank (seen on a loaded machine). It goes in the step that shows them."""
-    from textual.events import Mount
-    from ui_support import screen_text
-
-    from tractui.ui.internals import watch_painted
-
-    async def slowly_mounted(self: Widget, event: Mount) -> None:
-        await asyncio.sleep(0.3)  # frames are painted meanwhile
-
-    monkeypatch.setattr(FrozenSegment, "on_mount", slowly_mounted, raising=False)
-    source = "".join(f"Paragraph {n}: the answer goes on with a few more words.\n\n" for n in range(1, 31))
+    monkeypatch.setattr(FrozenSegment, "on_mount", _slowly_mounted, raising=False)
     app = build_app(tmp_path)
-    painted: list[str] = []
-    watch_painted(app, lambda screen, update: painted.append(screen_text(app)) if update is not None else None)
+    painted = _frames(app)
     async with app.run_test(size=(100, 70)) as pilot:
-        view = AnswerView(source)
+        view = AnswerView(PARAGRAPHS)
         await app.query_one("#chat").mount(view)
         await _frozen_after_layout(pilot, view)
         captured = len(painted)
-        monkeypatch.setattr(AnswerSegment, "on_mount", slowly_mounted, raising=False)  # thawed: drawn again
+        monkeypatch.setattr(AnswerSegment, "on_mount", _slowly_mounted, raising=False)  # thawed: drawn again
         await pilot.resize_terminal(70, 70)
         await _captured_at_the_width(pilot, view)
-        counts = [sum(text.count(f"Paragraph {n}:") == 1 for n in range(1, 31)) for text in painted]
-    first = counts.index(30)
-    assert first < captured < len(painted)  # frames while captured, and while thawed
-    assert counts[first:] == [30] * (len(counts) - first)
+        first = _drawn_once_from_the_first(painted)
+        assert first < captured < len(painted)  # frames while captured, and while thawed
 
 
 async def _captured_at_the_width(pilot, view: AnswerView) -> None:
@@ -522,10 +534,9 @@ async def test_lines_captured_at_another_width_are_drawn_again_without_a_resize_
         return False if isinstance(message, Resize) else post(self, message)
 
     monkeypatch.setattr(AnswerView, "post_message", without_resizes)
-    source = "".join(f"Paragraph {n}: the answer goes on with a few more words.\n\n" for n in range(1, 31))
     app = build_app(tmp_path)
     async with app.run_test(size=(100, 70)) as pilot:
-        view = AnswerView(source)
+        view = AnswerView(PARAGRAPHS)
         await app.query_one("#chat").mount(view)
         width = {f.captured_width for f in await _frozen_after_layout(pilot, view)}
         await pilot.resize_terminal(70, 70)
@@ -536,28 +547,18 @@ async def test_lines_captured_at_another_width_are_drawn_again_without_a_resize_
 async def test_a_thaw_while_captured_lines_are_mounting_draws_the_answer_once(tmp_path, monkeypatch):
     """A new theme or width while a segment's captured lines are still mounting (and later
     segments join them): every frame draws the answer once, and it ends captured again."""
-    from textual.events import Mount
-    from ui_support import screen_text, wait_for
+    from ui_support import wait_for
 
-    from tractui.ui.internals import watch_painted
-
-    async def slowly_mounted(self: Widget, event: Mount) -> None:
-        await asyncio.sleep(0.3)
-
-    monkeypatch.setattr(FrozenSegment, "on_mount", slowly_mounted, raising=False)
-    source = "".join(f"Paragraph {n}: the answer goes on with a few more words.\n\n" for n in range(1, 31))
+    monkeypatch.setattr(FrozenSegment, "on_mount", _slowly_mounted, raising=False)
     app = build_app(tmp_path)
-    painted: list[str] = []
-    watch_painted(app, lambda screen, update: painted.append(screen_text(app)) if update is not None else None)
+    painted = _frames(app)
     async with app.run_test(size=(100, 70)) as pilot:
-        view = AnswerView(source)
+        view = AnswerView(PARAGRAPHS)
         await app.query_one("#chat").mount(view)
         await wait_for(pilot, lambda: any(isinstance(child, FrozenSegment) for child in view.children))
         assert not next(iter(view.query_children(FrozenSegment))).is_mounted  # still mounting
         view.thaw()
         frozen = await _frozen_after_layout(pilot, view)
-        assert "".join(_sources(view)) == source
-        assert "".join(part for f in frozen if f.display for part in _texts(f)) == source
-        counts = [sum(text.count(f"Paragraph {n}:") == 1 for n in range(1, 31)) for text in painted]
-    first = counts.index(30)
-    assert counts[first:] == [30] * (len(counts) - first)
+        assert "".join(_sources(view)) == PARAGRAPHS
+        assert "".join(part for f in frozen if f.display for part in _texts(f)) == PARAGRAPHS
+        _drawn_once_from_the_first(painted)

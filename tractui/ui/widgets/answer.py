@@ -449,7 +449,7 @@ class AnswerView(Column):
 
     def _shown(self, child: Widget) -> bool:
         """Whether ``child`` draws part of the answer, now or once mounted (not on its way out)."""
-        if any(child in swap.new for swap in self._swaps):
+        if self._swap_showing(child) is not None:
             return True
         return child.display and not any(child in swap.old for swap in self._swaps)
 
@@ -473,5 +473,7 @@ class AnswerView(Column):
         """Whether lines shown (or about to be) were captured at a width other than ``width``."""
         from tractui.ui.widgets.frozen import FrozenSegment
 
-        frozen = [child for child in self.query_children(FrozenSegment) if self._shown(child)]
-        return bool(width) and any(child.captured_width != width for child in frozen)
+        return bool(width) and any(
+            isinstance(child, FrozenSegment) and child.captured_width != width and self._shown(child)
+            for child in self.children
+        )
