@@ -293,13 +293,20 @@ class Terminal:
 
 
 async def started(
-    client: Client, server: LoopbackServer, home: Path, watch: tuple[str, ...] = ()
+    client: Client,
+    server: LoopbackServer,
+    home: Path,
+    watch: tuple[str, ...] = (),
+    extra: tuple[str, ...] = (),
+    loaded: Callable[[Terminal], bool] = lambda term: True,
 ) -> tuple[Terminal, float]:
-    """The client running, its first usable frame on screen, and seconds it took; the prompt sent."""
+    """The client running (with ``extra`` arguments), its first usable frame on screen, and
+    seconds it took; once ``loaded`` holds, the prompt sent."""
     args = ("go",) if client.launches_with_prompt else ()
-    term = Terminal(client, server.url, home, *args)
+    term = Terminal(client, server.url, home, *args, *extra)
     term.watch(*watch)
     first = await term.until(lambda: client.ready(term), timeout=120) - term.start
+    await term.until(lambda: loaded(term), timeout=120)
     if not client.launches_with_prompt:
         await asyncio.sleep(1.0)  # the tokenizer and history loaded after the first frame
         term.type("go" + client.send)

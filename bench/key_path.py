@@ -3,13 +3,14 @@
 Runs ``tractui`` in a pseudo-terminal at 120×40 (as ``bench/external.py``
 does), under ``bench/key_path_app.py``, which notes inside the app when each
 key passes; streams a Markdown answer at 2,000 tokens/s from the loopback
-server and types a key every 150 ms. Prints, per key: the terminal to the
+server and types a key every 150 ms (``--session N``: in a resumed session of N
+messages, the long replies ``bench/resume.py`` builds). Prints, per key: the terminal to the
 app's input thread, to the app's message queue handing it over, to the
 prompt having handled it, to the output that shows it handed to the app's
 writer thread, to the terminal reading it; and, while the answer streamed,
 how busy the app was, its screen layouts (each lays out and paints the whole
 screen) and its garbage collections.
-Run: uv run python bench/key_path.py [--tokens N]
+Run: uv run python bench/key_path.py [--tokens N] [--session N]
 """
 
 from __future__ import annotations
@@ -23,10 +24,11 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypedDict
 
-from external import END, RATE, ROOT, Client, chunks_body, started, tractui_client
+from external import END, RATE, ROOT, Client, Terminal, chunks_body, started, tractui_client
 from loopback import LoopbackServer, sse
 from startup import as_installed
 from ui_stream import PROSE, token_pieces
@@ -58,13 +60,29 @@ def instrumented() -> Client:
     return Client("tractui", argv, env, plain.ready, plain.send)
 
 
-async def measure(home: Path, tokens: int) -> tuple[list[tuple[float, float]], Recorded, float]:
+def resumed(home: Path, messages: int) -> tuple[tuple[str, ...], Callable[[Terminal], bool]]:
+    """A session of ``messages`` to resume (``-c``), and when the app has drawn it; none for 0."""
+    if not messages:
+        return (), lambda term: True
+    import resume as resume_bench
+
+    from tractui.store.history import HistoryStore
+
+    resume_bench.TURNS = messages // 2
+    (home / "data").mkdir(parents=True)
+    with HistoryStore(home / "data" / "history.db") as store:
+        resume_bench.build_session(store)
+    return ("-c", "--set", "context-limit=100000000"), lambda term: "NEWEST-REPLY-END" in term.text()
+
+
+async def measure(home: Path, tokens: int, messages: int) -> tuple[list[tuple[float, float]], Recorded, float]:
     """(pressed, read) per key, what the app recorded, and how long the keys were typed."""
     body, events = chunks_body([], [*token_pieces(PROSE, tokens), f"\n\n{END}\n"])
     server = LoopbackServer()
     await server.start()
     server.add(sse(body, seed=1, max_chunk=4096, rate=len(body) * RATE / events))
-    term, _ = await started(instrumented(), server, home)
+    extra, loaded = resumed(home, messages)
+    term, _ = await started(instrumented(), server, home, extra=extra, loaded=loaded)
     presses: list[tuple[float, float]] = []
     try:
         await term.until(lambda: bool(server.requests), timeout=60)
@@ -92,7 +110,7 @@ def _ms(values: list[float]) -> str:
     return f"p50 {statistics.median(ordered) * 1000:6.1f}   p95 {p95 * 1000:6.1f}   max {ordered[-1] * 1000:6.1f} ms"
 
 
-def report(presses: list[tuple[float, float]], app: Recorded, span: float, tokens: int) -> None:
+def report(presses: list[tuple[float, float]], app: Recorded, span: float, tokens: int, messages: int) -> None:
     keys, received, handled, writes = app["keys"], app["received"], app["handled"], app["writes"]
     steps = ("input", "received", "handled", "painted", "read")
     parts: dict[str, list[float]] = {name: [] for name in (*steps, "whole")}
@@ -109,7 +127,8 @@ def report(presses: list[tuple[float, float]], app: Recorded, span: float, token
         for name, before, after in zip(steps, times, times[1:], strict=False):
             parts[name].append(after - before)
         parts["whole"].append(read - pressed)
-    print(f"a {tokens:,}-token answer at {RATE:,} tok/s, a key every {EVERY * 1000:.0f} ms: {len(presses)} keys")
+    where = f" in a resumed session of {messages:,} messages" if messages else ""
+    print(f"a {tokens:,}-token answer at {RATE:,} tok/s{where}, a key every {EVERY * 1000:.0f} ms: {len(presses)} keys")
     labels = {
         "input": "terminal → the app's input thread",
         "received": "→ the app's message queue hands it over",
@@ -136,12 +155,13 @@ def report(presses: list[tuple[float, float]], app: Recorded, span: float, token
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=24_000)
+    parser.add_argument("--session", type=int, default=0, help="messages of a session resumed first")
     args = parser.parse_args()
     sys.setswitchinterval(0.0005)  # the terminal's reader thread times output as soon as it is read
     as_installed(sys.executable, str(ROOT / "tractui"))
     with tempfile.TemporaryDirectory() as tmp:
-        presses, app, span = asyncio.run(measure(Path(tmp) / "k", args.tokens))
-    report(presses, app, span, args.tokens)
+        presses, app, span = asyncio.run(measure(Path(tmp) / "k", args.tokens, args.session))
+    report(presses, app, span, args.tokens, args.session)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from tractui.ui.heap import Heap
 from tractui.ui.internals import resume_only_after_suspend
 from tractui.ui.palette import PrefillPrompt, RunSlashCommand, SlashCommands
 from tractui.ui.pending import PendingConversation
@@ -52,6 +53,7 @@ class TractApp(App[int]):
         clock: Callable[[], float] = time.monotonic,
         count_tokens: Callable[[str], int] | None = None,
         theme_dirs: list[Path] | None = None,
+        heap: Heap | None = None,
     ) -> None:
         super().__init__()
         self.clock = clock
@@ -65,7 +67,9 @@ class TractApp(App[int]):
         if self._wanted_theme not in self.available_themes:
             notices.append(f"unknown theme '{self._wanted_theme}', using {DEFAULT_THEME}")
             self._wanted_theme = DEFAULT_THEME
-        self.chat = ChatScreen(conversation, notices=notices, clock=clock, count_tokens=count_tokens or _count_tokens)
+        self.chat = ChatScreen(
+            conversation, notices=notices, clock=clock, count_tokens=count_tokens or _count_tokens, heap=heap
+        )
 
     @property
     def conversation(self) -> Conversation:

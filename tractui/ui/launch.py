@@ -59,6 +59,7 @@ def _prepare(options: CliOptions) -> tuple[TractApp, HistoryStore] | int:
             print(f"tractui: {err}", file=sys.stderr)
             return 2
     from tractui.ui.app import TractApp
+    from tractui.ui.heap import Heap
     from tractui.ui.pending import PendingConversation
 
     pending = PendingConversation(
@@ -69,7 +70,8 @@ def _prepare(options: CliOptions) -> tuple[TractApp, HistoryStore] | int:
         follow_session_profile=session_id is not None and not options.chose_setup,
         resuming=session_id is not None,
     )
-    return TractApp(pending, notices=startup.notices, theme=startup.theme), store
+    app = TractApp(pending, notices=startup.notices, theme=startup.theme, heap=Heap(enabled=True))
+    return app, store
 
 
 FRAMES_PER_SECOND = 120

@@ -25,6 +25,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed
 
 from tractui.conversation.commands import is_command
 from tractui.ui.draft import SAVE_AFTER, load_draft, save_draft
+from tractui.ui.heap import Heap
 from tractui.ui.host import STILL_STREAMING, CommandHost
 from tractui.ui.paging import HistoryPager
 from tractui.ui.palette import PrefillPrompt, RunSlashCommand
@@ -71,8 +72,10 @@ class ChatScreen(Screen[None]):
         notices: list[str],
         clock: Callable[[], float],
         count_tokens: Callable[[str], int],
+        heap: Heap | None = None,
     ) -> None:
         super().__init__()
+        self.heap = heap or Heap(enabled=False)
         # a pending conversation is built after the first frame; until then input waits in _queued
         self._pending = conversation if isinstance(conversation, PendingConversation) else None
         self._conversation: Conversation | None = (
@@ -190,8 +193,9 @@ class ChatScreen(Screen[None]):
         await self.show_earlier()
         if follow:
             await self.host.follow_session_profile()
+        self._loaded(replaced=False)  # the session as read, counted and drawn: before a queued line's reply
         await self._drain()
-        self._prepare_next()
+        self._prepare_next(loaded=True)
         self._warm_drawing()
 
     async def _count_history(self) -> None:
@@ -216,12 +220,21 @@ class ChatScreen(Screen[None]):
         warm()
 
     @work(group="prepare", exclusive=True)
-    async def _prepare_next(self) -> None:
-        """The next request readied while the user types (``Conversation.prepare``)."""
+    async def _prepare_next(self, *, loaded: bool = False, replaced: bool = False) -> None:
+        """The next request readied while the user types (``Conversation.prepare``); then, if
+        a session was just ``loaded`` (``replaced``: in the place of another), what it keeps
+        is frozen (``Heap.loaded``)."""
         try:
             await self.conversation.prepare()
         except Exception as exc:  # only a head start: the request itself reports what is wrong
             self.log.error(f"readying the next request failed: {exc}")
+        if loaded:
+            self._loaded(replaced=replaced)
+
+    def _loaded(self, *, replaced: bool) -> None:
+        """``Heap.loaded`` after the next refresh: until then the screen's last layout still
+        holds the widgets a replaced view removed, and a collection could not free them."""
+        self.app.call_after_refresh(self.heap.loaded, replaced=replaced)
 
     def _count_when_ready(self, text: str) -> int:
         """Tokens in ``text`` once the tokenizer is loaded, 0 before: history drawn meanwhile
@@ -334,7 +347,7 @@ class ChatScreen(Screen[None]):
         if not initial:
             await self.show_earlier()
             self.call_after_refresh(self._refresh_footer)  # the messages first: the gauge reads the whole chain
-            self._prepare_next()  # another session (/sessions), or this one compacted
+            self._prepare_next(loaded=True, replaced=True)  # another session (/sessions), or this one compacted
 
     def _refresh_footer(self) -> None:
         self.refresh_gauge()
@@ -713,6 +726,7 @@ class ChatScreen(Screen[None]):
         await self.query_one(ChatLog).remove_children()
         self.action_follow()  # nothing is left to read further up: no bar, the next note in view
         await self.note("Screen cleared; the history is kept (/sessions, --continue).")
+        self._loaded(replaced=True)  # the widgets removed were frozen with the session
 
 
 def _resolve(future: asyncio.Future[Decision | None], decision: Decision | None) -> None:
