@@ -1,5 +1,6 @@
-"""A list item of one paragraph is drawn by that paragraph alone (``answer_segment.Paragraph``):
-what it draws must be what Textual's row of a bullet beside a column draws, cell for cell —
+"""A list item that starts with a paragraph is drawn by that paragraph and its other blocks below
+it, not as Textual's row (``answer_segment.Paragraph``): what they draw must be what Textual's
+row of a bullet beside a column draws, cell for cell —
 characters, colours and attributes — in every theme, with ``NO_COLOR``, and after a theme
 change; and a selection must copy the same text.
 
@@ -15,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.style import Style
 from textual.app import App, ComposeResult
+from textual.containers import Horizontal
 from textual.geometry import Region
 from textual.strip import Strip
 from textual.widgets import Markdown
@@ -44,7 +46,9 @@ ITEMS = st.lists(TEXT, min_size=1, max_size=6)
 LIST = st.one_of(
     st.tuples(ITEMS, st.lists(TEXT, max_size=3)).map(lambda t: _bullets(*t)),
     st.tuples(ITEMS, st.sampled_from([1, 7, 98, 999])).map(lambda t: _numbered(*t)),  # numbers growing a digit
-    st.tuples(TEXT, TEXT).map(lambda t: f"- {t[0]}\n\n  {t[1]}"),  # an item of two paragraphs: Textual's row
+    st.tuples(TEXT, TEXT).map(lambda t: f"- {t[0]}\n\n  {t[1]}"),  # an item of two paragraphs
+    st.tuples(TEXT, TEXT).map(lambda t: f"1. {t[0]}\n   - {t[1]}\n     1. {t[0]}\n2. {t[1]}"),  # three levels
+    st.tuples(TEXT, TEXT).map(lambda t: f"- {t[0]}\n\n  ```\n  {t[1]}\n  ```\n- {t[1]}"),  # a fence: Textual's row
     st.just("- \n- x"),  # an empty item
 )
 DOCUMENT = st.lists(st.one_of(LIST, TEXT), min_size=1, max_size=4).map("\n\n".join)
@@ -124,6 +128,31 @@ def test_every_theme_and_a_switch_between_them_draw_the_bullets_as_textual_does(
     results = asyncio.run(drawn(document, 40, [*THEMES, "textual-dark"]))  # painted, then switched
     assert_same(results)
     assert all(rows == 4 for *_, rows in results)  # each item of one paragraph took the fast path
+
+
+def test_items_holding_lists_and_paragraphs_are_drawn_without_rows_and_as_textual_draws_them():
+    """An outline as models write them (each item a paragraph and a sub-list, a second
+    paragraph, three levels) takes no row; an item holding a fence keeps Textual's, since the
+    fence's margins would merge with the next item's."""
+
+    async def drawn_rows(document: str) -> tuple[list[list[Cell]], list[list[Cell]], int]:
+        app = Both(document)
+        async with app.run_test(size=(60, 200)) as pilot:
+            await pilot.pause()
+            segment = app.query_one(AnswerSegment)
+            rows = len(segment.query(Horizontal))
+            return cells(capture_strips(app.query_one("#textual"))), cells(capture_strips(segment)), rows
+
+    outline = (
+        "1. **Reverse** the list in place\n   - `items.reverse()` changes it\n   - no copy is made\n"
+        "2. Or make a reversed copy\n\n   `items[::-1]` builds a new list\n\n"
+        "   1. it costs O(n) memory\n      - each element once\n3. Or iterate: `reversed()`"
+    )
+    fenced = "- one\n\n  ```\n  code\n  ```\n- two\n  - three"
+    for document, expected_rows in ((outline, 0), (fenced, 1)):
+        textual, segment, rows = asyncio.run(drawn_rows(document))
+        assert rows == expected_rows, document
+        assert_same([("textual-dark", textual, segment, 0)])
 
 
 def test_with_no_color_the_bullets_and_the_gaps_are_filtered_as_textual_filters_them(monkeypatch):

@@ -90,13 +90,14 @@ class BlockQuote(StackHeight, _QUOTE):  # type: ignore[misc, valid-type]
 
 
 class Paragraph(LaidOut, _PARAGRAPH):  # type: ignore[misc, valid-type]
-    """A paragraph; as the whole of a list item, it draws the item's bullet too.
+    """A paragraph; as the first block of a list item, it draws the item's bullet too.
 
     Textual draws an item as a row holding the bullet and a column holding the
     item's blocks: four widgets to mount, style, lay out and paint for each
-    line of a list (figures: docs/ui.md, "Speed"). An item of one paragraph is
-    this paragraph alone, its left padding as wide as the bullet, which it
-    paints on its first line with the bullet's style; ``tests/test_list_rows.py``
+    line of a list (figures: docs/ui.md, "Speed"). An item that starts with a
+    paragraph is that paragraph, its left padding as wide as the bullet, which it
+    paints on its first line with the bullet's style, and the item's other
+    blocks below it, indented as far (see ``_rows``); ``tests/test_list_rows.py``
     checks it draws what Textual's row draws, cell for cell.
     """
 
@@ -145,13 +146,27 @@ class Paragraph(LaidOut, _PARAGRAPH):  # type: ignore[misc, valid-type]
         return f"{self.bullet} {text}", ending
 
 
+ITEM_REST = "item-rest"  # the class of an item's block after its first, when the item is not a row
+
+
 def _rows(composed: ComposeResult) -> Iterator[Widget]:
-    """The rows Textual composed for a list, each item of one paragraph as that paragraph
-    alone (see ``Paragraph``)."""
+    """The rows Textual composed for a list, each item that starts with a paragraph as that
+    paragraph (see ``Paragraph``) and its other blocks indented below it.
+
+    Only paragraphs and lists follow the first paragraph: inside an item their vertical
+    margins are 0, so stacked in the list they take the rows they took in the item's column.
+    A block with margins (a fence, a quote) would share its margin with the next item's
+    instead of adding to it: that item stays Textual's row."""
     for row in composed:
         match item_row(row):
-            case (bullet, [Paragraph() as paragraph]):
+            case (bullet, [Paragraph() as paragraph, *rest]) if all(
+                isinstance(b, Paragraph | _GrowingList) for b in rest
+            ):
                 yield paragraph.as_item(bullet)
+                for block in rest:
+                    block.add_class(ITEM_REST)
+                    block.styles.margin = (0, 0, 0, cell_len(bullet))
+                    yield block
             case _:
                 yield row
 
@@ -166,19 +181,20 @@ class _GrowingList(StackHeight, GrowsInPlace):
 
     async def grow(self, block: MarkdownBlock) -> bool:
         widget = cast(MarkdownBlock, self)
-        rows = list(widget.children)  # one per item, composed when mounted
+        rows = list(widget.children)  # composed when mounted: per item a row, or its blocks (see ``_rows``)
+        firsts = [at for at, row in enumerate(rows) if not row.has_class(ITEM_REST)]  # where each item starts
         items = list_items(block)
-        keep = len(rows) - 1  # the last item may have grown
+        keep = len(firsts) - 1  # the last item may have grown
         if (
             type(block) is not type(self)
             or keep < 1
-            or len(items) < len(rows)
-            or not self._same_width(items, len(rows))
+            or len(items) < len(firsts)
+            or not self._same_width(items, len(firsts))
         ):
             return False
         self._skip(items, keep)
         with widget.app.batch_update():
-            await widget.remove_children(rows[keep:])
+            await widget.remove_children(rows[firsts[keep] :])
             await widget.mount_all(block.compose())
         return True
 
