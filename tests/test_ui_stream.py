@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from loopback import encode_sse, error, sse
 from ui_support import FakeClock, build_app, chat_stream, loop_config, screen_text, settle, stalled, type_line, wait_for
 
@@ -376,6 +377,27 @@ async def test_a_message_sent_while_a_reply_streams_stays_in_the_prompt(tmp_path
         await settle(pilot)
         assert [u.text for u in app.query(UserMessage)] == ["first", "too soon"]
         assert app.query(AnswerView)[-1].text == "second answer"
+
+
+@pytest.mark.parametrize("command", ["/clear", "/new", "/retry"])
+async def test_a_command_that_redraws_the_view_waits_for_the_streaming_reply(tmp_path, loopback, command):
+    """It would remove the message the reply draws into: one line says why, the reply goes on."""
+    loopback.add(stalled(chat_stream(["pondering"], ["Half"], usage=None, finish=False)))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "first")
+        await wait_for(pilot, lambda: any(a.text == "Half" for a in app.query(AnswerView)))
+        await app.chat.run_command(command)
+        await pilot.pause()
+        assert "still streaming" in str(app.query(".note")[-1].render())
+        assert app.chat.streaming
+        assert [u.text for u in app.query(UserMessage)] == ["first"]
+        assert [a.text for a in app.query(AnswerView)] == ["Half"]
+        await pilot.press("escape")
+        await settle(pilot)
+        await app.chat.run_command("/clear")
+        await settle(pilot)
+        assert not app.query(UserMessage)
 
 
 async def test_a_long_paste_is_shown_folded_and_sent_whole(tmp_path):

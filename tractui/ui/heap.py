@@ -14,7 +14,7 @@ import gc
 
 
 class Heap:
-    """Freezes what a loaded session keeps.
+    """Freezes what a loaded session keeps; a view replaced since is collected first.
 
     Off unless the app runs as the ``tractui`` command: in a process that runs
     many apps, tests, each freeze would keep every earlier app's garbage for good.
@@ -22,17 +22,20 @@ class Heap:
 
     def __init__(self, *, enabled: bool) -> None:
         self.enabled = enabled
+        self.stale = False  # what was frozen may be garbage now: the next settle collects it
 
-    def loaded(self, *, replaced: bool) -> None:
-        """A session is loaded, drawn and its next request readied: freeze what is alive.
+    def replaced(self) -> None:
+        """A view or session was replaced: widgets and history frozen with it may be garbage."""
+        self.stale = True
 
-        ``replaced``: it took the place of another session or view, whose objects,
-        frozen before, may be garbage now; they are thawed and collected first (one
-        full collection, while the user looks at what was just drawn).
-        """
+    def settle(self) -> None:
+        """Freeze what is alive now; if anything was replaced since the last freeze, give
+        everything back to the collector and collect once first (a pause of one full
+        collection)."""
         if not self.enabled:
             return
-        if replaced:
+        if self.stale:
             gc.unfreeze()
             gc.collect()
+            self.stale = False
         gc.freeze()

@@ -299,6 +299,8 @@ class CommandHost:
         await self.chat.note("\n".join(lines))
 
     async def _do_clear(self, _: str) -> None:
+        if await self._busy():  # the streaming reply draws into a message the clear would remove
+            return
         await self.chat.clear_view()
 
     async def _do_quit(self, _: str) -> None:

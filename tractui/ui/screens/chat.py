@@ -44,6 +44,7 @@ from tractui.ui.widgets.thinking import ThinkingView
 from tractui.ui.widgets.tool_call import ToolCallView
 
 STEP_PAUSE = 0.001  # seconds between steps of start-up work: a real pause lets a key's hops all run
+SETTLE_RETRY = 1.0  # seconds before settling the heap is tried again while a reply streams or a dialog is up
 
 if TYPE_CHECKING:
     from tractui.conversation.conversation import Conversation
@@ -193,9 +194,9 @@ class ChatScreen(Screen[None]):
         await self.show_earlier()
         if follow:
             await self.host.follow_session_profile()
-        self._loaded(replaced=False)  # the session as read, counted and drawn: before a queued line's reply
+        self._settle_heap()  # the session as read, counted and drawn
         await self._drain()
-        self._prepare_next(loaded=True)
+        self._prepare_next(settle=True)
         self._warm_drawing()
 
     async def _count_history(self) -> None:
@@ -220,21 +221,29 @@ class ChatScreen(Screen[None]):
         warm()
 
     @work(group="prepare", exclusive=True)
-    async def _prepare_next(self, *, loaded: bool = False, replaced: bool = False) -> None:
-        """The next request readied while the user types (``Conversation.prepare``); then, if
-        a session was just ``loaded`` (``replaced``: in the place of another), what it keeps
-        is frozen (``Heap.loaded``)."""
+    async def _prepare_next(self, *, settle: bool = False) -> None:
+        """The next request readied while the user types (``Conversation.prepare``); then, when
+        a session was just loaded (``settle``) or a view replaced, the heap settled, even if a
+        later preparation took this one's place."""
         try:
             await self.conversation.prepare()
         except Exception as exc:  # only a head start: the request itself reports what is wrong
             self.log.error(f"readying the next request failed: {exc}")
-        if loaded:
-            self._loaded(replaced=replaced)
+        finally:
+            if settle or self.heap.stale:
+                self._settle_heap()
 
-    def _loaded(self, *, replaced: bool) -> None:
-        """``Heap.loaded`` after the next refresh: until then the screen's last layout still
-        holds the widgets a replaced view removed, and a collection could not free them."""
-        self.app.call_after_refresh(self.heap.loaded, replaced=replaced)
+    def _settle_heap(self) -> None:
+        """``Heap.settle`` after the next refresh, with this screen in front and no reply
+        streaming: until then the last layout still holds the widgets a replaced view
+        removed, and a reply's live widgets would be frozen and its stream held."""
+        self.app.call_after_refresh(self._settle_when_idle)
+
+    def _settle_when_idle(self) -> None:
+        if self.streaming or not self.is_current:
+            self.set_timer(SETTLE_RETRY, self._settle_heap)
+        else:
+            self.heap.settle()
 
     def _count_when_ready(self, text: str) -> int:
         """Tokens in ``text`` once the tokenizer is loaded, 0 before: history drawn meanwhile
@@ -347,7 +356,8 @@ class ChatScreen(Screen[None]):
         if not initial:
             await self.show_earlier()
             self.call_after_refresh(self._refresh_footer)  # the messages first: the gauge reads the whole chain
-            self._prepare_next(loaded=True, replaced=True)  # another session (/sessions), or this one compacted
+            self.heap.replaced()
+            self._prepare_next(settle=True)  # another session (/sessions), or this one compacted
 
     def _refresh_footer(self) -> None:
         self.refresh_gauge()
@@ -714,6 +724,8 @@ class ChatScreen(Screen[None]):
         for widget in children[start:]:
             if not widget.has_class("note"):
                 await widget.remove()
+        self.heap.replaced()  # the reply may have been frozen with the session
+        self._settle_heap()
 
     def last_answer(self) -> str:
         for commit in reversed(self.conversation.history()):
@@ -726,7 +738,8 @@ class ChatScreen(Screen[None]):
         await self.query_one(ChatLog).remove_children()
         self.action_follow()  # nothing is left to read further up: no bar, the next note in view
         await self.note("Screen cleared; the history is kept (/sessions, --continue).")
-        self._loaded(replaced=True)  # the widgets removed were frozen with the session
+        self.heap.replaced()  # the widgets removed were frozen with the session
+        self._settle_heap()
 
 
 def _resolve(future: asyncio.Future[Decision | None], decision: Decision | None) -> None:
