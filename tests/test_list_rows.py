@@ -34,7 +34,7 @@ TEXT = st.lists(st.one_of(WORD, LONG), min_size=1, max_size=14).map(" ".join)
 
 def _bullets(items: list[str], sub: list[str]) -> str:
     lines = [f"- {a}" for a in items]
-    lines[len(lines) // 2] += "".join(f"\n  - {b}" for b in sub)  # an item holding a list: Textual's row
+    lines[len(lines) // 2] += "".join(f"\n  - {b}" for b in sub)  # an item holding a list
     return "\n".join(lines)
 
 
@@ -153,6 +153,42 @@ def test_items_holding_lists_and_paragraphs_are_drawn_without_rows_and_as_textua
         textual, segment, rows = asyncio.run(drawn_rows(document))
         assert rows == expected_rows, document
         assert_same([("textual-dark", textual, segment, 0)])
+
+
+def test_a_streamed_list_of_items_holding_lists_grows_in_place_and_draws_as_textual_does():
+    """Appended a few characters at a time, as a reply streams: the finished items keep their
+    widgets (the list grows in place, its last item found by the blocks it flattened), and
+    the whole draws what Textual draws for the whole document."""
+    document = (
+        "- **one** first\n  - sub a\n  - sub b\n\n  after one\n"
+        "- two second\n  - sub c\n- three third\n  1. sub d\n  2. sub e\n- four"
+    )
+
+    class Streamed(App[None]):
+        CSS = "Markdown { padding: 0; margin: 0; }"
+
+        def compose(self) -> ComposeResult:
+            yield Markdown(document, id="textual")
+            yield AnswerSegment("")
+
+    async def streamed() -> tuple[bool, list[list[Cell]], list[list[Cell]], int]:
+        app = Streamed()
+        async with app.run_test(size=(50, 60)) as pilot:
+            segment = app.query_one(AnswerSegment)
+            first = None
+            for at in range(0, len(document), 7):
+                await segment.append(document[at : at + 7])
+                await pilot.pause()
+                if first is None and "two" in document[: at + 7]:
+                    first = segment.query(Paragraph).first()
+            kept = first is not None and first.is_attached and first is segment.query(Paragraph).first()
+            rows = len(segment.query(Horizontal))
+            return kept, cells(capture_strips(app.query_one("#textual"))), cells(capture_strips(segment)), rows
+
+    kept, textual, segment, rows = asyncio.run(streamed())
+    assert kept
+    assert rows == 0
+    assert_same([("textual-dark", textual, segment, 0)])
 
 
 def test_with_no_color_the_bullets_and_the_gaps_are_filtered_as_textual_filters_them(monkeypatch):
