@@ -239,6 +239,12 @@ class ChatScreen(Screen[None]):
         removed, and a reply's live widgets would be frozen and its stream held."""
         self.app.call_after_refresh(self._settle_when_idle)
 
+    def _view_replaced(self) -> None:
+        """Widgets removed from the view may have been frozen with the session: collected at
+        the next settle, asked for now."""
+        self.heap.replaced()
+        self._settle_heap()
+
     def _settle_when_idle(self) -> None:
         if self.streaming or not self.is_current:
             self.set_timer(SETTLE_RETRY, self._settle_heap)
@@ -356,8 +362,8 @@ class ChatScreen(Screen[None]):
         if not initial:
             await self.show_earlier()
             self.call_after_refresh(self._refresh_footer)  # the messages first: the gauge reads the whole chain
-            self.heap.replaced()
-            self._prepare_next(settle=True)  # another session (/sessions), or this one compacted
+            self.heap.replaced()  # the view frozen with the session is gone: settled once readied
+            self._prepare_next()  # another session (/sessions), or this one compacted
 
     def _refresh_footer(self) -> None:
         self.refresh_gauge()
@@ -724,8 +730,7 @@ class ChatScreen(Screen[None]):
         for widget in children[start:]:
             if not widget.has_class("note"):
                 await widget.remove()
-        self.heap.replaced()  # the reply may have been frozen with the session
-        self._settle_heap()
+        self._view_replaced()
 
     def last_answer(self) -> str:
         for commit in reversed(self.conversation.history()):
@@ -738,8 +743,7 @@ class ChatScreen(Screen[None]):
         await self.query_one(ChatLog).remove_children()
         self.action_follow()  # nothing is left to read further up: no bar, the next note in view
         await self.note("Screen cleared; the history is kept (/sessions, --continue).")
-        self.heap.replaced()  # the widgets removed were frozen with the session
-        self._settle_heap()
+        self._view_replaced()
 
 
 def _resolve(future: asyncio.Future[Decision | None], decision: Decision | None) -> None:
