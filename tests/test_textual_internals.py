@@ -5,9 +5,12 @@ what moved, so a Textual upgrade is raised on purpose (pyproject pins the minor 
 from __future__ import annotations
 
 import textual
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
-from textual.geometry import Size
+from textual.geometry import Offset, Region, Size, Spacing
+from textual.layout import DockArrangeResult, WidgetPlacement
 from textual.reactive import Reactive
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
@@ -289,7 +292,8 @@ async def test_a_columns_stacked_height_is_its_arrangements_total_region_height(
         for column in app.query(Column):
             for width in (10, 40):
                 arrangement = column.arrange(Size(width, 0))
-                assert column_height(arrangement) == arrangement.total_region.height, (
+                textuals = DockArrangeResult(arrangement.placements, arrangement.widgets, arrangement.scroll_spacing)
+                assert column_height(arrangement) == textuals.total_region.height, (
                     MOVED + f"DockArrangeResult.total_region ({column.id} at {width})"
                 )
 
@@ -309,3 +313,54 @@ async def test_the_linux_driver_installs_its_suspend_and_resume_handlers():
     finally:
         for number, handler in before.items():
             signal.signal(number, handler)
+
+
+_small = st.integers(-150, 400)
+_regions = st.builds(Region, _small, _small, st.integers(0, 250), st.integers(0, 120))
+_placements = st.lists(
+    st.tuples(
+        _regions,
+        st.builds(Offset, st.integers(-30, 30), st.integers(-30, 30)),
+        st.builds(Spacing, *(st.integers(-3, 5) for _ in range(4))),
+        st.booleans(),
+        st.booleans(),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    _placements, st.lists(_regions, min_size=1, max_size=4), st.builds(Spacing, *(st.integers(0, 3) for _ in range(4)))
+)
+def test_a_placement_list_answers_as_textuals_spatial_map(placements, queries, spacing):
+    """``internals.PlacementList`` stands in for Textual's grid of placements: the same total
+    region, and for any region the same values and visible placements, in the same order."""
+    made = [
+        WidgetPlacement(region, offset, margin, object(), order, fixed=fixed, overlay=overlay)  # type: ignore[arg-type]
+        for order, (region, offset, margin, fixed, overlay) in enumerate(placements)
+    ]
+    textuals = DockArrangeResult(made, set(), spacing)
+    ours = internals.listed(DockArrangeResult(made, set(), spacing))
+    assert isinstance(ours.spatial_map, internals.PlacementList)
+    assert ours.total_region == textuals.total_region, MOVED + "SpatialMap.insert (total_region)"
+    for query in [*queries, textuals.total_region]:
+        assert ours.spatial_map.get_values_in_region(query) == textuals.spatial_map.get_values_in_region(query), (
+            MOVED + "SpatialMap.get_values_in_region"
+        )
+        assert ours.get_visible_placements(query) == textuals.get_visible_placements(query), (
+            MOVED + "DockArrangeResult.get_visible_placements"
+        )
+
+
+async def test_columns_and_the_chat_log_arrange_with_placement_lists():
+    app = _Lines()
+    async with app.run_test(size=(30, 10)) as pilot:
+        await pilot.pause()
+        column = app.query_one("#column", Column)
+        assert isinstance(column.arrange(column.content_region.size).spatial_map, internals.PlacementList)
+        log = ChatLog()
+        await app.mount(log)
+        await log.mount(Static("x"))
+        await pilot.pause()
+        assert isinstance(log.arrange(log.content_region.size).spatial_map, internals.PlacementList)

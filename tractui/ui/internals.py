@@ -18,15 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual._compositor import ChopsUpdate, Compositor, CompositorUpdate, LayoutUpdate
+from textual._spatial_map import SpatialMap
 from textual.containers import Vertical
 from textual.drivers.linux_driver import LinuxDriver
 from textual.widget import Widget
 from textual.widgets._markdown import MarkdownBullet
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from rich.console import RenderableType
     from textual.app import App
     from textual.content import Content
+    from textual.geometry import Offset, Region
+    from textual.layout import DockArrangeResult, WidgetPlacement
     from textual.screen import Screen
     from textual.strip import Strip
     from textual.widgets.markdown import MarkdownBlock, MarkdownFence
@@ -72,6 +77,62 @@ def item_row(row: Widget) -> tuple[str, list[Widget]] | None:
         case [MarkdownBullet() as bullet, Vertical() as column]:
             return bullet.symbol, column._pending_children
     return None
+
+
+class PlacementList(SpatialMap["WidgetPlacement"]):
+    """A spatial map that walks its few placements instead of filing them in a grid.
+
+    Textual files each placement of an arrangement under every square of 100 by 20
+    cells it covers, in a list per square, the first time a layout asks what is
+    visible: a column holding a long answer built a list for every 20 rows of it,
+    for each container around it, on every layout of a stream (figures: docs/ui.md,
+    "Speed"). A column holds a handful of children, and a walk over them gives the
+    same values in the same order: each ordered by the first square of the query
+    it shares, as the grid's squares are visited, then as inserted.
+    ``tests/test_textual_internals.py`` checks it against Textual's map.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._squares: list[tuple[int, int, int, int, WidgetPlacement]] = []  # x, last x, y, last y
+
+    def _square_span(self, region: Region) -> tuple[int, int, int, int]:
+        x, y, width, height = region
+        grid_width, grid_height = self._grid_size
+        return x // grid_width, (x + width - 1) // grid_width, y // grid_height, (y + height - 1) // grid_height
+
+    def insert(self, regions_and_values: Iterable[tuple[Region, Offset, bool, bool, WidgetPlacement]]) -> None:
+        total_region = self.total_region
+        for region, offset, fixed, overlay, value in regions_and_values:
+            if fixed:
+                self._fixed.append(value)
+                continue
+            if not overlay:
+                total_region = total_region.union(region)
+            self._squares.append((*self._square_span(region + offset), value))
+        self.total_region = total_region
+
+    def get_values_in_region(self, region: Region) -> list[WidgetPlacement]:
+        left, right, top, bottom = self._square_span(region)
+        found = []
+        for index, (x, last_x, y, last_y, value) in enumerate(self._squares):
+            first_x, first_y = max(x, left), max(y, top)
+            if first_x <= min(last_x, right) and first_y <= min(last_y, bottom):
+                found.append((first_x, first_y, index, value))
+        found.sort(key=lambda entry: entry[:3])
+        return [*self._fixed, *(entry[3] for entry in found)]
+
+
+def listed(arrangement: DockArrangeResult) -> DockArrangeResult:
+    """``arrangement``, its visible placements and extent found by a ``PlacementList``."""
+    if arrangement._spatial_map is None:
+        placements = PlacementList()
+        placements.insert(
+            (placement.region.grow(placement.margin), placement.offset, placement.fixed, placement.overlay, placement)
+            for placement in arrangement.placements
+        )
+        arrangement._spatial_map = placements
+    return arrangement
 
 
 def screen_strips(screen: Screen[object]) -> list[Strip]:

@@ -18,7 +18,7 @@ from textual.layout import DockArrangeResult
 from textual.message import Message
 from textual.widget import Widget
 
-from tractui.ui.internals import anchor_released
+from tractui.ui.internals import anchor_released, listed
 from tractui.ui.streaming.settle import settle
 from tractui.ui.widgets.column import Blank, LaidOut
 
@@ -124,7 +124,8 @@ class ChatLog(Blank, LaidOut, VerticalScroll):
             self._keep = None
 
     def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
-        arrangement = super().arrange(size, optimal)
+        """Textual's arrangement, queried without a grid (see ``PlacementList``)."""
+        arrangement = listed(super().arrange(size, optimal))
         if self._keep is not None:
             widget, row = self._keep
             for placement in arrangement.placements:

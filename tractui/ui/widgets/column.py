@@ -20,6 +20,8 @@ from textual.reactive import Reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
+from tractui.ui.internals import listed
+
 
 class LaidOut:
     """Mixin for a widget whose virtual size comes only from a layout pass.
@@ -49,6 +51,10 @@ class StackHeight(LaidOut):
         if not width or not widget.children:
             return 0
         return stacked_height(widget.arrange(Size(width, 0)))
+
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        """Textual's arrangement, queried without a grid (see ``PlacementList``)."""
+        return listed(super().arrange(size, optimal))  # type: ignore[misc]
 
 
 def stacked_height(arrangement: DockArrangeResult) -> int:
