@@ -4,14 +4,18 @@ what moved, so a Textual upgrade is raised on purpose (pyproject pins the minor 
 
 from __future__ import annotations
 
+import gc
+
 import textual
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rich.segment import Segment
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.geometry import Offset, Region, Size, Spacing
 from textual.layout import DockArrangeResult, WidgetPlacement
 from textual.reactive import Reactive
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownFence
@@ -364,3 +368,52 @@ async def test_columns_and_the_chat_log_arrange_with_placement_lists():
         await log.mount(Static("x"))
         await pilot.pause()
         assert isinstance(log.arrange(log.content_region.size).spatial_map, internals.PlacementList)
+
+
+_strips = st.lists(st.text(alphabet="ab あ", min_size=1, max_size=6), max_size=5).map(
+    lambda texts: Strip([Segment(text) for text in texts])
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_strips, st.lists(st.integers(0, 40), max_size=5))
+def test_a_divided_strip_is_the_same_lines_with_or_without_the_strips_cache(strip, cuts):
+    cuts = sorted(cuts)
+    ours = internals._divide_uncached_whole(strip, [*cuts, strip.cell_length])
+    textuals = internals._divide(Strip(list(strip), strip.cell_length), [*cuts, strip.cell_length])
+    assert [(line.text, line.cell_length) for line in ours] == [(line.text, line.cell_length) for line in textuals]
+
+
+def test_a_line_alone_on_its_row_is_freed_as_soon_as_it_is_dropped():
+    internals.uncycle_painted_strips()
+    internals.uncycle_painted_strips()
+    assert Strip.divide is internals._divide_uncached_whole, "installed once"
+    gc.collect()
+    gc.disable()
+    try:
+        strip = Strip([Segment("a line alone")])
+        assert strip.divide([strip.cell_length]) == [strip]
+        del strip
+        assert gc.collect() == 0, "the line waited for a garbage collection"
+    finally:
+        gc.enable()
+
+
+async def test_the_compositor_paints_each_line_through_strip_divide():
+    calls: list[int] = []
+    installed = Strip.divide
+
+    def counted(strip: Strip, cuts):
+        calls.append(1)
+        return installed(strip, cuts)
+
+    app = _Lines()
+    async with app.run_test(size=(30, 10)) as pilot:
+        await pilot.pause()
+        Strip.divide = counted  # type: ignore[method-assign, assignment]
+        try:
+            app.screen.refresh()
+            await pilot.pause()
+        finally:
+            Strip.divide = installed  # type: ignore[method-assign]
+    assert calls, MOVED + "Compositor._render_chops no longer divides painted lines with Strip.divide"

@@ -13,27 +13,27 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import textual.content
 from textual import events
 from textual._compositor import ChopsUpdate, Compositor, CompositorUpdate, LayoutUpdate
 from textual._spatial_map import SpatialMap
 from textual.containers import Vertical
 from textual.drivers.linux_driver import LinuxDriver
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets._markdown import MarkdownBullet
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from rich.console import RenderableType
     from textual.app import App
     from textual.content import Content
     from textual.geometry import Offset, Region
     from textual.layout import DockArrangeResult, WidgetPlacement
     from textual.screen import Screen
-    from textual.strip import Strip
     from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
 Painted = Callable[["Screen[object]", "RenderableType | None"], None]
@@ -133,6 +133,101 @@ def listed(arrangement: DockArrangeResult) -> DockArrangeResult:
         )
         arrangement._spatial_map = placements
     return arrangement
+
+
+LineDivider = Callable[[str, int, bool], list[int]]
+
+BREAKS_KEPT = 32  # lines whose breaks a LineBreaks remembers
+BREAKS_CHARS = 1 << 20  # and at most this many characters of them in all
+
+
+class LineBreaks:
+    """rich's ``divide_line`` as Textual's ``Content`` calls it, remembering recent lines.
+
+    Textual wraps a paragraph twice a frame (to measure it, then to draw it), each
+    time from its first word, and a streamed paragraph is a new ``Content`` each
+    time it grows: the breaks of a long one were found again and again (figures:
+    docs/ui.md, "Speed"). A line seen before gets its breaks back; a line that
+    extends one seen before keeps that one's breaks up to its last break before a
+    word and finds the rest. ``tests/test_line_breaks.py`` holds it to ``divide_line``.
+    """
+
+    def __init__(self, divide: LineDivider) -> None:
+        self.divide = divide
+        self._kept: OrderedDict[tuple[str, int, bool], list[int]] = OrderedDict()
+        self._chars = 0
+
+    def __call__(self, text: str, width: int, fold: bool = True) -> list[int]:
+        key = (text, width, fold)
+        breaks = self._kept.get(key)
+        if breaks is None:
+            breaks = self._extended(text, width, fold)
+            self._keep(key, breaks)
+        else:
+            self._kept.move_to_end(key)
+        return breaks.copy()
+
+    def _extended(self, text: str, width: int, fold: bool) -> list[int]:
+        """The breaks of ``text`` from those of the latest kept line it extends.
+
+        A break before a word (after a space, past any leading spaces) stays however
+        the text after it grows: the words before it are whole, the line it starts is
+        a fresh one, and a longer word fits no better.
+        """
+        base = next(
+            (
+                (kept, breaks)
+                for (kept, kept_width, kept_fold), breaks in reversed(self._kept.items())
+                if kept_width == width and kept_fold == fold and len(kept) < len(text) and text.startswith(kept)
+            ),
+            None,
+        )
+        if base is None:
+            return self.divide(text, width, fold)
+        lead = len(text) - len(text.lstrip())
+        for index in range(len(base[1]) - 1, -1, -1):
+            at = base[1][index]
+            if at > lead and text[at - 1].isspace() and not text[at].isspace():
+                return [*base[1][: index + 1], *(at + tail for tail in self.divide(text[at:], width, fold))]
+        return self.divide(text, width, fold)
+
+    def _keep(self, key: tuple[str, int, bool], breaks: list[int]) -> None:
+        self._kept[key] = breaks
+        self._chars += len(key[0])
+        while len(self._kept) > BREAKS_KEPT or self._chars > BREAKS_CHARS:
+            (text, _, _), _ = self._kept.popitem(last=False)
+            self._chars -= len(text)
+
+
+def remember_line_breaks() -> None:
+    """Let Textual's ``Content`` find its line breaks through a ``LineBreaks`` (once)."""
+    if not isinstance(textual.content.divide_line, LineBreaks):
+        textual.content.divide_line = LineBreaks(textual.content.divide_line)
+
+
+_divide = Strip.divide
+
+
+def _divide_uncached_whole(strip: Strip, cuts: Iterable[int]) -> Sequence[Strip]:
+    """``Strip.divide``, except that a strip cut only at its end is not remembered in itself."""
+    within = [cut for cut in cuts if cut <= strip.cell_length]
+    if within == [strip.cell_length]:
+        return [strip]
+    return _divide(strip, within)
+
+
+def uncycle_painted_strips() -> None:
+    """Keep the lines the screen paints out of reference cycles (once).
+
+    The compositor divides every painted line at the screen's cuts; a line
+    alone on its row is cut only at its end, and ``Strip.divide`` remembers
+    that answer, the line itself, in the line's own cache: a cycle, so every
+    line painted was freed only by a garbage collection, and each collection
+    walked them all (figures: docs/ui.md, "Speed"). Such a line is now given
+    back without being remembered, and freed as soon as it is dropped.
+    """
+    if Strip.divide is _divide:
+        Strip.divide = _divide_uncached_whole  # type: ignore[method-assign, assignment]
 
 
 def screen_strips(screen: Screen[object]) -> list[Strip]:
