@@ -6,7 +6,10 @@ Textual is pinned to the minor series those tests passed on (pyproject). The
 overrides of public hooks that depend on Textual's layout behaviour
 (``LaidOut.virtual_size``, ``ChatLog.arrange``) have canaries there too. When
 an upgrade breaks one, ``/set ui.markdown public`` draws answers with public
-Textual only (``Markdown.append``) while the fast path is mended.
+Textual only (``Markdown.append``) while the fast path is mended. The two
+process-wide changes the app installs (``remember_line_breaks``,
+``uncycle_painted_strips``) give Textual's own results, which property tests
+check against the originals.
 """
 
 from __future__ import annotations
