@@ -319,29 +319,32 @@ async def test_the_linux_driver_installs_its_suspend_and_resume_handlers():
             signal.signal(number, handler)
 
 
-_small = st.integers(-150, 400)
-_regions = st.builds(Region, _small, _small, st.integers(0, 250), st.integers(0, 120))
-_placements = st.lists(
-    st.tuples(
-        _regions,
-        st.builds(Offset, st.integers(-30, 30), st.integers(-30, 30)),
-        st.builds(Spacing, *(st.integers(-3, 5) for _ in range(4))),
-        st.booleans(),
-        st.booleans(),
-    ),
-    max_size=12,
-)
+# coordinates and sizes around the grid's squares (100 by 20 cells) as well as anywhere
+_edges = st.sampled_from([-101, -100, -99, -21, -20, -1, 0, 1, 19, 20, 21, 99, 100, 101, 199, 200])
+_small = st.one_of(st.integers(-1000, 1000), _edges)
+_sizes = st.one_of(st.integers(-2, 250), _edges.filter(lambda size: size >= 0))
+_regions = st.builds(Region, _small, _small, _sizes, _sizes)
+_offsets = st.builds(Offset, st.integers(-30, 30), st.integers(-30, 30))
+_margins = st.builds(Spacing, *(st.integers(-3, 5) for _ in range(4)))
+_placements = st.lists(st.tuples(_regions, _offsets, _margins, st.booleans(), st.booleans()), max_size=12)
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    _placements, st.lists(_regions, min_size=1, max_size=4), st.builds(Spacing, *(st.integers(0, 3) for _ in range(4)))
-)
-def test_a_placement_list_answers_as_textuals_spatial_map(placements, queries, spacing):
-    """``internals.PlacementList`` stands in for Textual's grid of placements: the same total
-    region, and for any region the same values and visible placements, in the same order."""
+@st.composite
+def _stacked(draw: st.DrawFn) -> list[tuple[Region, Offset, Spacing, bool, bool]]:
+    """Placements one below the other, as a column or the chat log arranges its children."""
+    placements, y = [], draw(st.integers(-50, 50))
+    for _ in range(draw(st.integers(0, 40))):
+        margin = Spacing(draw(st.integers(0, 3)), 0, draw(st.integers(0, 3)), draw(st.integers(0, 2)))
+        height = draw(st.one_of(st.integers(0, 60), st.sampled_from([19, 20, 21, 400])))
+        region = Region(margin.left, y + margin.top, draw(st.sampled_from([30, 99, 100, 120])), height)
+        placements.append((region, Offset(0, 0), margin, False, False))
+        y = region.bottom + margin.bottom
+    return placements
+
+
+def _compare_placement_lists(placements, queries, spacing) -> internals.PlacementList:
     made = [
-        WidgetPlacement(region, offset, margin, object(), order, fixed=fixed, overlay=overlay)  # type: ignore[arg-type]
+        WidgetPlacement(region, offset, margin, object(), order, fixed=fixed, overlay=overlay)
         for order, (region, offset, margin, fixed, overlay) in enumerate(placements)
     ]
     textuals = DockArrangeResult(made, set(), spacing)
@@ -355,6 +358,26 @@ def test_a_placement_list_answers_as_textuals_spatial_map(placements, queries, s
         assert ours.get_visible_placements(query) == textuals.get_visible_placements(query), (
             MOVED + "DockArrangeResult.get_visible_placements"
         )
+    return ours.spatial_map
+
+
+_spacings = st.builds(Spacing, *(st.integers(0, 3) for _ in range(4)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_placements, st.lists(_regions, min_size=1, max_size=4), _spacings)
+def test_a_placement_list_answers_as_textuals_spatial_map(placements, queries, spacing):
+    """``internals.PlacementList`` stands in for Textual's grid of placements: for distinct
+    placements (an arrangement places each widget once) the same total region, and for any
+    region the same values and visible placements, in the same order."""
+    _compare_placement_lists(placements, queries, spacing)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_stacked(), st.lists(_regions, min_size=1, max_size=4), _spacings)
+def test_stacked_placements_are_found_by_bisection_as_textuals_map_finds_them(placements, queries, spacing):
+    found = _compare_placement_lists(placements, queries, spacing)
+    assert found._stack is not None, "a column's placements take the bisection"
 
 
 async def test_columns_and_the_chat_log_arrange_with_placement_lists():
@@ -376,12 +399,18 @@ _strips = st.lists(st.text(alphabet="ab あ", min_size=1, max_size=6), max_size=
 
 
 @settings(max_examples=300, deadline=None)
-@given(_strips, st.lists(st.integers(0, 40), max_size=5))
-def test_a_divided_strip_is_the_same_lines_with_or_without_the_strips_cache(strip, cuts):
-    cuts = sorted(cuts)
-    ours = internals._divide_uncached_whole(strip, [*cuts, strip.cell_length])
-    textuals = internals._divide(Strip(list(strip), strip.cell_length), [*cuts, strip.cell_length])
-    assert [(line.text, line.cell_length) for line in ours] == [(line.text, line.cell_length) for line in textuals]
+@given(_strips, st.lists(st.integers(0, 40), max_size=6), st.booleans())
+def test_a_divided_strip_is_the_same_lines_with_or_without_the_strips_cache(strip, cuts, lazily):
+    """Any cuts: past the end, none, the end alone, given as a generator; unsorted ones fail alike."""
+
+    def outcome(divide, strip: Strip, cuts) -> object:
+        try:
+            return [(line.text, line.cell_length) for line in divide(strip, cuts)]
+        except AssertionError:  # rich's Segment.divide asserts its cuts are in order
+            return AssertionError
+
+    ours = outcome(internals._divide_uncached_whole, strip, (cut for cut in cuts) if lazily else cuts)
+    assert ours == outcome(internals._divide, Strip(list(strip), strip.cell_length), cuts)
 
 
 def test_a_line_alone_on_its_row_is_freed_as_soon_as_it_is_dropped():
@@ -391,10 +420,11 @@ def test_a_line_alone_on_its_row_is_freed_as_soon_as_it_is_dropped():
     gc.collect()
     gc.disable()
     try:
-        strip = Strip([Segment("a line alone")])
-        assert strip.divide([strip.cell_length]) == [strip]
-        del strip
-        assert gc.collect() == 0, "the line waited for a garbage collection"
+        for beyond in ([], [40], [40, 80]):  # the compositor's cuts may run past the line's end
+            strip = Strip([Segment("a line alone")])
+            assert strip.divide([strip.cell_length, *beyond]) == [strip]
+            del strip
+            assert gc.collect() == 0, f"the line waited for a garbage collection (cuts past it: {beyond})"
     finally:
         gc.enable()
 
@@ -410,10 +440,10 @@ async def test_the_compositor_paints_each_line_through_strip_divide():
     app = _Lines()
     async with app.run_test(size=(30, 10)) as pilot:
         await pilot.pause()
-        Strip.divide = counted  # type: ignore[method-assign, assignment]
+        Strip.divide = counted
         try:
             app.screen.refresh()
             await pilot.pause()
         finally:
-            Strip.divide = installed  # type: ignore[method-assign]
+            Strip.divide = installed
     assert calls, MOVED + "Compositor._render_chops no longer divides painted lines with Strip.divide"

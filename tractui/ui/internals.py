@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import textual.content
@@ -83,21 +86,25 @@ def item_row(row: Widget) -> tuple[str, list[Widget]] | None:
 
 
 class PlacementList(SpatialMap["WidgetPlacement"]):
-    """A spatial map that walks its few placements instead of filing them in a grid.
+    """A spatial map that finds its placements without filing them in a grid.
 
     Textual files each placement of an arrangement under every square of 100 by 20
     cells it covers, in a list per square, the first time a layout asks what is
     visible: a column holding a long answer built a list for every 20 rows of it,
     for each container around it, on every layout of a stream (figures: docs/ui.md,
-    "Speed"). A column holds a handful of children, and a walk over them gives the
-    same values in the same order: each ordered by the first square of the query
-    it shares, as the grid's squares are visited, then as inserted.
+    "Speed"). Here the placements are kept as the squares they span, and a query
+    gives the same values in the same order (for distinct placements, as an
+    arrangement's are): each ordered by the first square of the query it shares,
+    as the grid's squares are visited, then as inserted. Placements stacked
+    downwards (each starting and ending no higher than the one before, as a
+    column's and the chat log's are) are found by bisection, others by a walk.
     ``tests/test_textual_internals.py`` checks it against Textual's map.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self._squares: list[tuple[int, int, int, int, WidgetPlacement]] = []  # x, last x, y, last y
+        self._stack: tuple[list[int], list[int]] | None = None  # first and last rows, when stacked
 
     def _square_span(self, region: Region) -> tuple[int, int, int, int]:
         x, y, width, height = region
@@ -114,11 +121,22 @@ class PlacementList(SpatialMap["WidgetPlacement"]):
                 total_region = total_region.union(region)
             self._squares.append((*self._square_span(region + offset), value))
         self.total_region = total_region
+        firsts = [square[2] for square in self._squares]
+        lasts = [square[3] for square in self._squares]
+        stacked = all(a <= b for a, b in pairwise(firsts)) and all(a <= b for a, b in pairwise(lasts))
+        self._stack = (firsts, lasts) if stacked else None
 
     def get_values_in_region(self, region: Region) -> list[WidgetPlacement]:
         left, right, top, bottom = self._square_span(region)
+        squares = self._squares
+        if self._stack is None:
+            candidates = range(len(squares))
+        else:  # stacked: the squares before start end above the query, those from end on begin below it
+            firsts, lasts = self._stack
+            candidates = range(bisect_left(lasts, top), bisect_right(firsts, bottom))
         found = []
-        for index, (x, last_x, y, last_y, value) in enumerate(self._squares):
+        for index in candidates:
+            x, last_x, y, last_y, value = squares[index]
             first_x, first_y = max(x, left), max(y, top)
             if first_x <= min(last_x, right) and first_y <= min(last_y, bottom):
                 found.append((first_x, first_y, index, value))
@@ -159,16 +177,18 @@ class LineBreaks:
         self.divide = divide
         self._kept: OrderedDict[tuple[str, int, bool], list[int]] = OrderedDict()
         self._chars = 0
+        self._lock = threading.Lock()  # Textual wraps on its event loop; a worker thread may too
 
     def __call__(self, text: str, width: int, fold: bool = True) -> list[int]:
         key = (text, width, fold)
-        breaks = self._kept.get(key)
-        if breaks is None:
-            breaks = self._extended(text, width, fold)
-            self._keep(key, breaks)
-        else:
-            self._kept.move_to_end(key)
-        return breaks.copy()
+        with self._lock:
+            breaks = self._kept.get(key)
+            if breaks is None:
+                breaks = self._extended(text, width, fold)
+                self._keep(key, breaks)
+            else:
+                self._kept.move_to_end(key)
+            return breaks.copy()
 
     def _extended(self, text: str, width: int, fold: bool) -> list[int]:
         """The breaks of ``text`` from those of the latest kept line it extends.
@@ -195,6 +215,8 @@ class LineBreaks:
         return self.divide(text, width, fold)
 
     def _keep(self, key: tuple[str, int, bool], breaks: list[int]) -> None:
+        if len(key[0]) > BREAKS_CHARS:  # kept, it would push out every other line and itself
+            return
         self._kept[key] = breaks
         self._chars += len(key[0])
         while len(self._kept) > BREAKS_KEPT or self._chars > BREAKS_CHARS:
