@@ -131,12 +131,27 @@ def _stopped(pid: int, timeout: float) -> bool:
     return False
 
 
+def _reading_keys(fd: int, timeout: float) -> bool:
+    """The terminal is in the app's mode (no echo, no line editing): what is typed now reaches
+    the app, and is not written back by the terminal's own echo as the app's mode starts."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not termios.tcgetattr(fd)[3] & (termios.ECHO | termios.ICANON):
+            return True
+        time.sleep(0.01)
+    return False
+
+
 def _taken_again(proc: subprocess.Popen[bytes], master: int, seen: bytearray, *, redrawn: bool) -> None:
     """After a continue: the app takes the terminal again (``redrawn``: draws the prompt's
     text again too) and shows what is typed then."""
     del seen[:]
     proc.send_signal(signal.SIGCONT)
+    if redrawn:  # its terminal mode stopped, then started afresh: output from before the stop may come first
+        assert _read_until(master, LEAVE_ALT_SCREEN, seen, 30), "the app did not stop its terminal mode"
+        del seen[: seen.index(LEAVE_ALT_SCREEN) + len(LEAVE_ALT_SCREEN)]
     assert _read_until(master, ENTER_ALT_SCREEN, seen, 30), "the app did not take the terminal again"
+    assert _reading_keys(master, 30), "the terminal was not put back in the app's mode"
     if redrawn:
         assert _read_until(master, b"unsent words", seen, 30), "the app did not draw itself again"
     os.write(master, b" zebra")
