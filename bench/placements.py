@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from textual.geometry import Offset, Region, Spacing
 from textual.layout import DockArrangeResult, WidgetPlacement
+from textual.widget import Widget
 
 from tractui.ui import internals
 
@@ -26,9 +27,8 @@ def stacked(heights: list[int]) -> list[WidgetPlacement]:
     """Children one below the other with a row of margin between them, as a column places them."""
     placements, y = [], 0
     for order, height in enumerate(heights):
-        placements.append(
-            WidgetPlacement(Region(0, y + 1, WIDTH, height), Offset(), Spacing(1, 0, 0, 0), object(), order)
-        )  # type: ignore[arg-type]
+        child: Widget = object()  # type: ignore[assignment]  # a placement's widget is only compared here
+        placements.append(WidgetPlacement(Region(0, y + 1, WIDTH, height), Offset(), Spacing(1, 0, 0, 0), child, order))
         y += height + 1
     return placements
 
