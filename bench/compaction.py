@@ -25,7 +25,8 @@ from tractui.core.tokens import TokenCounter
 from tractui.providers import ProviderConfig
 from tractui.providers.demo import DemoProvider
 from tractui.store.compile import merge_commits
-from tractui.store.history import EXPORT_FORMAT, EXPORT_VERSION, HistoryStore, new_id
+from tractui.store.history import HistoryStore, new_id
+from tractui.store.imports import EXPORT_FORMAT, EXPORT_VERSION
 
 TURNS = 5_000
 
@@ -78,10 +79,10 @@ class TimedSummarizer(Summarizer):
     model_time = 0.0
     calls = 0
 
-    async def summarise(self, text: str) -> str:
+    async def summarise(self, text: str, *, roomy: bool = False) -> str:
         start = time.perf_counter()
         try:
-            return await super().summarise(text)
+            return await super().summarise(text, roomy=roomy)
         finally:
             self.model_time += time.perf_counter() - start
             self.calls += 1

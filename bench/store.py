@@ -21,7 +21,8 @@ from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage
 from tractui.core.settings import Settings
 from tractui.store.compile import compile_history
 from tractui.store.db import check_integrity
-from tractui.store.history import EXPORT_FORMAT, EXPORT_VERSION, HistoryStore, new_id
+from tractui.store.history import HistoryStore, new_id
+from tractui.store.imports import EXPORT_FORMAT, EXPORT_VERSION
 
 APPENDS = 2_000
 TURNS = 5_000  # user + assistant = 10,000 messages (plus reasoning commits)

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from loopback import LoopbackServer, Request  # noqa: E402
+from loopback import LoopbackServer, Reply, Request  # noqa: E402
 from strict_servers import Step, StrictChat  # noqa: E402
 
 from tractui.config.mcp import McpConfig  # noqa: E402
@@ -72,7 +72,7 @@ async def round_trips() -> tuple[list[float], list[float]]:
             steps = [Step(f"step {i}: add", calls=[("demo__add", {"a": i, "b": 1})]) for i in range(ROUNDS)]
             model = StrictChat([*steps, Step("done", text="done")])
 
-            def timed(request: Request, model: StrictChat = model) -> object:
+            def timed(request: Request, model: StrictChat = model) -> Reply:
                 arrivals.append(time.perf_counter())
                 return model(request)
 

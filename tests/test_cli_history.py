@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
-from tractui.cli.main import main
+from tractui.cli.main import PIPE_CLOSED, main
 from tractui.config.paths import history_path
 from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage
 from tractui.store.compile import summary_metadata
@@ -154,6 +157,23 @@ def test_dispatch_through_the_entry_point(data, capsys):
     populate()
     assert main(["sessions"]) == 0
     assert "How do I cross the street?" in capsys.readouterr().out
+
+
+def test_output_into_a_pipe_closed_early_ends_quietly(data):
+    """``tractui log | head``: the reader stops reading; no traceback, the shell's SIGPIPE status."""
+    with HistoryStore(history_path()) as store:
+        sid = store.create_session()
+        for i in range(400):
+            store.append(sid, "user", Content.human(f"question {i} " + "words " * 60))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tractui", "log"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ.copy()
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"session ")
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == PIPE_CLOSED
+    assert err == b""
 
 
 def test_an_interrupted_reply_is_marked_once_in_markdown(data):

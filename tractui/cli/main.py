@@ -109,7 +109,22 @@ def parse_options(argv: list[str]) -> CliOptions:
 def main(argv: list[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     skip_pydantic_plugins()
     terminal_out, terminal_err = Terminal(out or sys.stdout), Terminal(err or sys.stderr)
-    return _run(argv, terminal_out, terminal_err)
+    try:
+        return _run(argv, terminal_out, terminal_err)
+    except BrokenPipeError:  # ``tractui log | head``: the reader has all it wanted
+        if out is None:
+            _drop_stdout()
+        return PIPE_CLOSED
+
+
+PIPE_CLOSED = 141  # what a shell reports for a program stopped by SIGPIPE, as ``git log | head`` ends
+
+
+def _drop_stdout() -> None:
+    """Send what is still buffered for the closed pipe nowhere: flushing it at exit would fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def skip_pydantic_plugins() -> None:
