@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 
 from textual.app import App
-from textual.widgets import Static
 
 from tractui.ui.streaming import frames
 from tractui.ui.streaming.frames import FrameLoop
@@ -52,63 +50,9 @@ async def test_a_frame_the_timer_began_is_drawn_whole_before_the_reply_finishes(
         async def then() -> None:
             ended.append(True)
 
-        await loop.run(stream, renderer, then, mounted=app.screen.mount())  # type: ignore[arg-type]
+        await loop.run(stream, renderer, then)  # type: ignore[arg-type]
         await pilot.pause()
         assert renderer.flushed == ["frame", "finish"]
-        assert ended == [True]
-
-
-class _Held(Static):
-    """A reply whose mount waits until the test lets it finish."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.release = asyncio.Event()
-
-    async def on_mount(self) -> None:
-        await self.release.wait()
-
-
-class _Finishing:
-    """A renderer that says whether its message was mounted when it was finished."""
-
-    def __init__(self, message: _Held) -> None:
-        self.message = message
-        self.pending = False
-        self.finished_mounted: list[bool] = []
-
-    async def finish(self) -> None:
-        self.finished_mounted.append(self.message.release.is_set())
-
-
-async def test_a_reply_cancelled_before_its_message_is_mounted_is_finished_once_it_is():
-    """The stream starts before the reply's message is mounted; a cancel meanwhile (the app
-    quitting, a newer reply) still finishes the reply, into its message once mounted."""
-    app: App[None] = App()
-    async with app.run_test() as pilot:
-        loop = FrameLoop(app.screen, drawn=lambda: None, gauge=lambda: None)
-        message = _Held()
-        renderer = _Finishing(message)
-        loop.begin(renderer, time.perf_counter())  # type: ignore[arg-type]
-        mounted = app.screen.mount(message)
-        ended: list[bool] = []
-
-        async def stream():
-            yield "never read"
-
-        async def then() -> None:
-            ended.append(True)
-
-        run = asyncio.ensure_future(loop.run(stream, renderer, then, mounted=mounted))  # type: ignore[arg-type]
-        await asyncio.sleep(0.05)
-        run.cancel()
-        await asyncio.sleep(0.05)
-        assert renderer.finished_mounted == []  # waits for the mount
-        message.release.set()
-        with contextlib.suppress(asyncio.CancelledError):
-            await run
-        await pilot.pause()
-        assert renderer.finished_mounted == [True]
         assert ended == [True]
 
 
@@ -156,7 +100,7 @@ async def _first_frame(typing: bool, sent_by_a_key: bool = False, typed_since: b
         async def then() -> None:
             pass
 
-        await loop.run(stream, renderer, then, mounted=app.screen.mount())  # type: ignore[arg-type]
+        await loop.run(stream, renderer, then)  # type: ignore[arg-type]
         return renderer.frames[0]
 
 

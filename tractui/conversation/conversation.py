@@ -15,7 +15,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any, get_args
 
 from tractui.conversation.compaction.preflight import Preflight, trim_for_retry
@@ -166,7 +166,7 @@ class Conversation:
                 return commit
         raise ConversationError("nothing to retry: no message sent yet in this session")
 
-    async def send(self, text: str) -> AsyncGenerator[TurnEvent, None]:
+    async def send(self, text: str) -> AsyncIterator[TurnEvent]:
         """Append ``text`` as the user's message and stream the reply."""
         if not text.strip():
             raise ConversationError("nothing to send: the message is empty")
@@ -194,7 +194,7 @@ class Conversation:
         async for event in self._turn(user.id):
             yield event
 
-    async def retry(self) -> AsyncGenerator[TurnEvent, None]:
+    async def retry(self) -> AsyncIterator[TurnEvent]:
         """Answer the last user message again on a sibling branch; the old answer stays reachable."""
         if (saved := self._write_unsaved()) is not None:
             yield saved
@@ -235,7 +235,7 @@ class Conversation:
         self._write_unsaved()
         return self._unsaved is None
 
-    async def edit_last(self, text: str) -> AsyncGenerator[TurnEvent, None]:
+    async def edit_last(self, text: str) -> AsyncIterator[TurnEvent]:
         """Resend an edited last user message as a new branch beside the original."""
         if not text.strip():
             raise ConversationError("nothing to send: the message is empty")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, on, work
@@ -33,7 +33,6 @@ from tractui.ui.pending import PendingConversation
 from tractui.ui.sanitize import sanitize
 from tractui.ui.streaming.frames import FrameLoop
 from tractui.ui.streaming.renderer import ReplyRenderer
-from tractui.ui.streaming.started import Started
 from tractui.ui.widgets.chat_log import ChatLog
 from tractui.ui.widgets.completion import CompletionPopup, Suggestion
 from tractui.ui.widgets.earlier import EarlierMessages
@@ -48,8 +47,6 @@ STEP_PAUSE = 0.001  # seconds between steps of start-up work: a real pause lets 
 SETTLE_RETRY = 1.0  # seconds before settling the heap is tried again while a reply streams or a dialog is up
 
 if TYPE_CHECKING:
-    from textual.widget import AwaitMount, Widget
-
     from tractui.conversation.conversation import Conversation
     from tractui.core.events import TurnEvent
     from tractui.core.settings import Settings
@@ -446,40 +443,34 @@ class ChatScreen(Screen[None]):
             await self.note(STILL_STREAMING, error=True)
             return
         await self._drop_last_reply(keep_user=False)
-        await self.start_reply(lambda: self.conversation.edit_last(text), asked_at, UserMessage(sanitize(text)))
+        await self.query_one(ChatLog).mount(UserMessage(sanitize(text)))
+        await self.start_reply(lambda: self.conversation.edit_last(text), asked_at)
 
     async def send(self, text: str) -> None:
         asked_at = time.perf_counter()
         if self.streaming:
             await self.note(STILL_STREAMING, error=True)
             return
-        await self.start_reply(lambda: self.conversation.send(text), asked_at, UserMessage(sanitize(text)))
+        await self.query_one(ChatLog).mount(UserMessage(sanitize(text)))
+        await self.start_reply(lambda: self.conversation.send(text), asked_at)
 
-    async def start_reply(
-        self, stream: Callable[[], AsyncGenerator[TurnEvent, None]], asked_at: float, *above: Widget
-    ) -> None:
-        """Mount a reply (after ``above``, the user's message) and stream into it in a worker,
-        which starts the stream before the mount is done; ``asked_at``: see ``FrameLoop.begin``."""
+    async def start_reply(self, stream: Callable[[], AsyncIterator[TurnEvent]], asked_at: float) -> None:
+        """Mount a reply and stream into it in a worker; ``asked_at``: see ``FrameLoop.begin``."""
         chat = self.query_one(ChatLog)
         message = AssistantMessage(self.count, self.clock, public_markdown=self._public_markdown)
-        mounted = chat.mount(*above, message)
+        await chat.mount(message)
+        chat.jump_to_end()
         renderer = ReplyRenderer(message, self.clock)
         self.frames.begin(renderer, asked_at)
-        self._worker = self._stream(stream, renderer, mounted)
-        await mounted
-        chat.jump_to_end()
+        self._worker = self._stream(stream, renderer)
 
     @property
     def streaming(self) -> bool:
         return self._worker is not None and not self._worker.is_finished
 
     @work(exclusive=True, group="stream")
-    async def _stream(
-        self, stream: Callable[[], AsyncGenerator[TurnEvent, None]], renderer: ReplyRenderer, mounted: AwaitMount
-    ) -> None:
-        """The request leaves at once; its events are drawn once the reply is mounted."""
+    async def _stream(self, stream: Callable[[], AsyncIterator[TurnEvent]], renderer: ReplyRenderer) -> None:
         compacted = _compactions(self.conversation)
-        started = Started(stream())
 
         async def ended() -> None:
             if _compactions(self.conversation) != compacted:
@@ -488,10 +479,7 @@ class ChatScreen(Screen[None]):
             self.refresh_totals()
             self._show_new_below()
 
-        try:
-            await self.frames.run(lambda: started, renderer, then=ended, mounted=mounted)
-        finally:
-            await started.aclose()
+        await self.frames.run(stream, renderer, then=ended)
 
     async def _show_compacted(self, live: AssistantMessage) -> None:
         """The reply compacted the history first: redraw as a resume would (the summary marker,

@@ -20,8 +20,6 @@ from tractui.ui.widgets.tool_call import ToolCallView
 
 if TYPE_CHECKING:
     from textual.dom import DOMNode
-    from textual.timer import Timer
-    from textual.widget import AwaitMount
 
     from tractui.core.events import TurnEvent
     from tractui.ui.streaming.renderer import ReplyRenderer
@@ -64,17 +62,14 @@ class FrameLoop:
         stream: Callable[[], AsyncIterator[TurnEvent]],
         renderer: ReplyRenderer,
         then: Callable[[], Awaitable[None]],
-        mounted: AwaitMount,
     ) -> None:
-        """Stream into ``renderer``, once its message is ``mounted``, until the reply ends or is
-        cancelled; then finish it and call ``then``, unless a newer reply took over meanwhile."""
-        timer: Timer | None = None
+        """Stream into ``renderer`` until the reply ends or is cancelled; then finish it and
+        call ``then``, unless a newer reply took over meanwhile."""
+        timer = self._node.app.set_interval(FRAME, self.frame)
         clock = time.perf_counter
+        next_frame = clock() + FRAME
         budgets = FrameBudgets()
         try:
-            await mounted
-            timer = self._node.app.set_interval(FRAME, self.frame)
-            next_frame = clock() + FRAME
             async for event in stream():
                 renderer.feed(event)
                 now = clock()
@@ -91,10 +86,8 @@ class FrameLoop:
             async with self._lock:
                 # a frame the timer began ends first: stopping a timer cancels its task, and a
                 # frame cancelled halfway through drawing loses what it took from the renderer
-                if timer is not None:
-                    timer.stop()
+                timer.stop()
                 if self.renderer is renderer:
-                    await mounted  # cancelled before the message was mounted: it is drawn finished
                     with self._node.app.batch_update():
                         await renderer.finish()
             if self.renderer is renderer:
