@@ -163,7 +163,7 @@ def test_output_into_a_pipe_closed_early_ends_quietly(data):
     """``tractui log | head``: the reader stops reading; no traceback, the shell's SIGPIPE status."""
     with HistoryStore(history_path()) as store:
         sid = store.create_session()
-        for i in range(400):
+        for i in range(4000):  # far more output than a pipe holds
             store.append(sid, "user", Content.human(f"question {i} " + "words " * 60))
     proc = subprocess.Popen(
         [sys.executable, "-m", "tractui", "log"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ.copy()
