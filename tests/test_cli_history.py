@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -174,6 +175,33 @@ def test_output_into_a_pipe_closed_early_ends_quietly(data):
     err = proc.stderr.read()
     assert proc.wait(timeout=60) == PIPE_CLOSED
     assert err == b""
+
+
+class Full(io.StringIO):
+    """A stream on a full disk."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.parametrize("argv", [["sessions"], ["log"], ["export", "--format", "md"], ["export", "--format", "json"]])
+def test_output_that_cannot_be_written_is_one_line_exit_2(data, argv):
+    populate()
+    err = io.StringIO()
+    assert main(argv, out=Full(), err=err) == 2
+    assert err.getvalue() == "tractui: cannot write the output: No space left on device\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["sessions"], ["log"]])
+def test_output_to_a_full_disk_is_one_line_exit_2(data, argv):
+    """What is buffered fails only when flushed: told then, not by the interpreter at exit."""
+    populate()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # stdout buffered, as usual
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "tractui", *argv], stdout=full, stderr=subprocess.PIPE, env=env)
+    assert proc.returncode == 2
+    assert proc.stderr == b"tractui: cannot write the output: No space left on device\n"
 
 
 def test_an_interrupted_reply_is_marked_once_in_markdown(data):

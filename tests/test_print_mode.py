@@ -216,3 +216,37 @@ async def test_demo_provider_with_nothing_configured(tmp_path):
     result = json.loads(out)
     assert result["text"] and result["reasoning"] and result["usage"]["output"] > 0
     assert result["finish_reason"] is not None
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+async def test_an_answer_that_cannot_be_written_is_one_line_exit_2_and_kept(tmp_path, loopback):
+    """stdout on a full disk: the reply stops, what arrived is kept and marked; the shell gets one line, no traceback."""
+    fixture = "openai_reasoning_content/deepseek_reasoner_stream_hello"
+    loopback.add(sse(FIXTURES / f"{fixture}.sse", seed=3))
+    env = {
+        **os.environ,
+        "TRACTUI_CONFIG_DIR": str(tmp_path / "config"),
+        "TRACTUI_DATA_DIR": str(tmp_path / "data"),
+        "PRINT_TEST_KEY": KEY,
+    }
+    args = ["-p", "hello", "--provider", "openai", "--model", "m", "--base-url", loopback.url + "/v1"]
+    with open("/dev/full", "w") as full:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "tractui",
+            *args,
+            "--api-key-env",
+            "PRINT_TEST_KEY",
+            stdout=full,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+        )
+        _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 2
+    assert "Traceback" not in err.decode()
+    assert err.decode().splitlines()[-1] == "tractui: cannot write the output: No space left on device"
+    with HistoryStore(tmp_path / "data" / "history.db") as store:
+        chain = store.chain(store.latest_session())
+        assert chain[-1].status == "interrupted"
+        assert chain[-1].content.text and meta(fixture)["expected_text"].startswith(chain[-1].content.text)

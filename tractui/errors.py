@@ -16,7 +16,8 @@ a bug, never caught by a handler that expects one of these::
     │   ├── CompactionError    compaction could not run
     │   ├── StoreError         the history database cannot be used
     │   ├── ThemeError         a theme file that does not load
-    │   └── UsageError         a shell command used wrongly
+    │   ├── UsageError         a shell command used wrongly
+    │   └── OutputError        what a shell command prints cannot be written (a full disk)
     └── ChunkShapeError        a server's chunk has a shape its protocol does not allow
 
 Failures while streaming are not exceptions: a provider stream ends with a
@@ -77,6 +78,11 @@ class ThemeError(UserError):
 
 class UsageError(UserError):
     """A shell command used wrongly (a missing session, a file that is not an export)."""
+
+
+class OutputError(UserError):
+    """A shell command's output cannot be written (a full disk, a device error); a reader
+    that closed its pipe is not one: ``BrokenPipeError`` ends the command quietly."""
 
 
 class ChunkShapeError(TractuiError):

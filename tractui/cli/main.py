@@ -15,7 +15,7 @@ from typing import NoReturn, TextIO
 from tractui import __version__
 from tractui.cli.terminal import Terminal
 from tractui.config.options import CliOptions
-from tractui.errors import UsageError
+from tractui.errors import OutputError, UsageError
 
 EXIT_USAGE = 2
 
@@ -110,11 +110,17 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None, err: TextI
     skip_pydantic_plugins()
     terminal_out, terminal_err = Terminal(out or sys.stdout), Terminal(err or sys.stderr)
     try:
-        return _run(argv, terminal_out, terminal_err)
+        code = _run(argv, terminal_out, terminal_err)
+        if not terminal_out.failed:  # a failure the command caught was told already
+            terminal_out.flush()  # a full disk is told here, not by the interpreter at exit
     except BrokenPipeError:  # ``tractui log | head``: the reader has all it wanted
-        if out is None:
-            _drop_stdout()
-        return PIPE_CLOSED
+        code = PIPE_CLOSED
+    except OutputError as exc:
+        terminal_err.write(f"tractui: {exc}\n")
+        code = EXIT_USAGE
+    if terminal_out.failed and out is None:
+        _drop_stdout()
+    return code
 
 
 PIPE_CLOSED = 141  # what a shell reports for a program stopped by SIGPIPE, as ``git log | head`` ends
