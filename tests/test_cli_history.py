@@ -192,6 +192,34 @@ def test_output_that_cannot_be_written_is_one_line_exit_2(data, argv):
     assert err.getvalue() == "tractui: cannot write the output: No space left on device\n"
 
 
+class Broken(Full):
+    """A stream whose writes and flushes all fail (a device error)."""
+
+    def flush(self) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+
+def test_output_that_fails_where_the_command_catches_it_is_told_once(data):
+    err = io.StringIO()
+    assert main(["mcp", "list"], out=Broken(), err=err) == 2
+    assert err.getvalue() == "tractui: cannot write the output: No space left on device\n"
+
+
+@pytest.mark.parametrize("argv", [["sessions"], ["-p", "hi", "--json"]])
+def test_a_closed_stdout_is_one_line_exit_2(data, argv):
+    """``tractui sessions >&-``: there is no stdout at all."""
+    populate()
+    proc = subprocess.run(
+        [sys.executable, "-m", "tractui", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=os.environ.copy(),
+        preexec_fn=lambda: os.close(1),
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.decode().splitlines()[-1].startswith("tractui: cannot write the output: Bad file descriptor")
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 @pytest.mark.parametrize("argv", [["sessions"], ["log"]])
 def test_output_to_a_full_disk_is_one_line_exit_2(data, argv):

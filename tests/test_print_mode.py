@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import errno
+import io
 import json
 import os
 import sys
@@ -245,8 +247,34 @@ async def test_an_answer_that_cannot_be_written_is_one_line_exit_2_and_kept(tmp_
         _, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 2
     assert "Traceback" not in err.decode()
-    assert err.decode().splitlines()[-1] == "tractui: cannot write the output: No space left on device"
     with HistoryStore(tmp_path / "data" / "history.db") as store:
-        chain = store.chain(store.latest_session())
-        assert chain[-1].status == "interrupted"
-        assert chain[-1].content.text and meta(fixture)["expected_text"].startswith(chain[-1].content.text)
+        session = store.latest_session()
+        chain = store.chain(session)
+    told = f"tractui: cannot write the output: No space left on device; what arrived is kept in session {session}"
+    assert err.decode().splitlines()[-1] == told
+    assert chain[-1].status == "interrupted"
+    assert chain[-1].content.text and meta(fixture)["expected_text"].startswith(chain[-1].content.text)
+
+
+class Full(io.StringIO):
+    """A stream on a full disk."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_an_answer_that_cannot_be_written_still_says_how_the_run_ended(tmp_path, monkeypatch):
+    """The output failing does not swallow the rest: the provider's error and where the reply is kept come too."""
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("TRACTUI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("TRACTUI_TEST_NO_SUCH_KEY", raising=False)
+    err = io.StringIO()
+    argv = ["-p", "hi", "--json", "--provider", "openai", "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
+    assert main([*argv, "--api-key-env", "TRACTUI_TEST_NO_SUCH_KEY"], out=Full(), err=err) == 2
+    lines = err.getvalue().splitlines()
+    assert lines[0].startswith("tractui: set the environment variable TRACTUI_TEST_NO_SUCH_KEY")
+    with HistoryStore(tmp_path / "data" / "history.db") as store:
+        session = store.latest_session()
+    assert lines[1:] == [
+        f"tractui: cannot write the output: No space left on device; what arrived is kept in session {session}"
+    ]

@@ -8,6 +8,8 @@ Each mode is a module of its own, imported only when used, so ``tractui
 from __future__ import annotations
 
 import argparse
+import errno
+import io
 import os
 import sys
 from typing import NoReturn, TextIO
@@ -108,7 +110,8 @@ def parse_options(argv: list[str]) -> CliOptions:
 
 def main(argv: list[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None) -> int:
     skip_pydantic_plugins()
-    terminal_out, terminal_err = Terminal(out or sys.stdout), Terminal(err or sys.stderr)
+    terminal_out = Terminal(out or sys.stdout or _Closed())
+    terminal_err = Terminal(err or sys.stderr or _Closed())
     try:
         code = _run(argv, terminal_out, terminal_err)
         if not terminal_out.failed:  # a failure the command caught was told already
@@ -118,12 +121,19 @@ def main(argv: list[str] | None = None, *, out: TextIO | None = None, err: TextI
     except OutputError as exc:
         terminal_err.write(f"tractui: {exc}\n")
         code = EXIT_USAGE
-    if terminal_out.failed and out is None:
+    if terminal_out.failed and out is None and sys.stdout is not None:
         _drop_stdout()
     return code
 
 
 PIPE_CLOSED = 141  # what a shell reports for a program stopped by SIGPIPE, as ``git log | head`` ends
+
+
+class _Closed(io.StringIO):
+    """A standard stream the shell closed (``tractui sessions >&-``): every write fails, as to a closed descriptor."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, os.strerror(errno.EBADF))
 
 
 def _drop_stdout() -> None:

@@ -1,7 +1,9 @@
 """``tractui -p PROMPT``: one answer on stdout, thinking on stderr, for scripts and pipes.
 
-Exit codes: 0 success, 1 provider (or history store) error, 2 bad usage,
-130 interrupted by Ctrl+C (the partial reply is kept, marked interrupted).
+Exit codes: 0 success, 1 provider (or history store) error, 2 bad usage or
+output that cannot be written (a full disk), 130 interrupted by Ctrl+C, 141
+a reader that closed its pipe early (the partial reply is kept, marked
+interrupted, in all three).
 The reply is written to the same history as the app, so ``-c`` continues it.
 """
 
@@ -35,7 +37,7 @@ from tractui.core.events import (
     UsageEvent,
 )
 from tractui.core.inert import json_text
-from tractui.errors import StoreError, UserError
+from tractui.errors import OutputError, StoreError, UserError
 from tractui.providers.demo import DemoProvider
 from tractui.store.history import HistoryStore
 from tractui.tools.setup import build_toolbox
@@ -250,23 +252,37 @@ def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal
         if options.continue_ and session_id is None:
             printer.note("no earlier session to continue; starting a new one")
         outcome = _Outcome()
+        failed: OutputError | BrokenPipeError | None = None  # stdout could not take the answer
         try:
             asyncio.run(_run(conv, toolbox, prompt, printer, outcome))
+            if options.json:
+                out.write(json_text(result_json(conv, outcome)) + "\n")
+                out.flush()
         except KeyboardInterrupt:
             outcome.interrupted = True
-        if options.json:
-            out.write(json_text(result_json(conv, outcome)) + "\n")
-            out.flush()
-        if not conv.write_unsaved():
-            err.write(f"tractui: the reply is not in the history: {conv.unsaved}\n")
-            return EXIT_INTERRUPTED if outcome.interrupted else EXIT_PROVIDER
-        if outcome.interrupted:
-            err.write(f"tractui: interrupted; the partial reply is kept in session {conv.session_id}\n")
-            return EXIT_INTERRUPTED
-        if outcome.error is not None:
-            err.write(f"tractui: {outcome.error.message}\n")
-            return EXIT_PROVIDER
-        return EXIT_OK
+        except (OutputError, BrokenPipeError) as exc:  # the reply stopped there: saved and told below all the same
+            failed = exc
+        code = _told(conv, outcome, err)
+        if isinstance(failed, BrokenPipeError):
+            raise failed  # the reader has all it wanted: ``main`` ends quietly
+        if failed is not None:
+            err.write(f"tractui: {failed}; what arrived is kept in session {conv.session_id}\n")
+            return EXIT_USAGE
+        return code
+
+
+def _told(conv: Conversation, outcome: _Outcome, err: Terminal) -> int:
+    """The reply written to the history if it is not yet, and how the run ended, on stderr."""
+    if not conv.write_unsaved():
+        err.write(f"tractui: the reply is not in the history: {conv.unsaved}\n")
+        return EXIT_INTERRUPTED if outcome.interrupted else EXIT_PROVIDER
+    if outcome.interrupted:
+        err.write(f"tractui: interrupted; the partial reply is kept in session {conv.session_id}\n")
+        return EXIT_INTERRUPTED
+    if outcome.error is not None:
+        err.write(f"tractui: {outcome.error.message}\n")
+        return EXIT_PROVIDER
+    return EXIT_OK
 
 
 async def _run(conv: Conversation, toolbox: Toolbox | None, prompt: str, printer: _Printer, outcome: _Outcome) -> None:
