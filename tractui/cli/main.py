@@ -137,7 +137,7 @@ class _Closed(io.StringIO):
 
 
 def _drop_stdout() -> None:
-    """Send what is still buffered for the closed pipe nowhere: flushing it at exit would fail again."""
+    """Send what is still buffered for the failed stdout nowhere: flushing it at exit would fail again."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
     os.close(devnull)
