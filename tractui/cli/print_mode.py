@@ -265,9 +265,8 @@ def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal
         code = _told(conv, outcome, err)
         if isinstance(failed, BrokenPipeError):
             raise failed  # the reader has all it wanted: ``main`` ends quietly
-        if failed is not None:
-            err.write(f"tractui: {failed}; what arrived is kept in session {conv.session_id}\n")
-            return EXIT_USAGE
+        if failed is not None:  # ``main`` tells it, as for every command
+            raise OutputError(f"{failed}; what arrived is kept in session {conv.session_id}") from None
         return code
 
 
