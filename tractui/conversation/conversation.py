@@ -130,12 +130,17 @@ class Conversation:
         return self._provider
 
     async def prepare(self) -> None:
-        """Ready the next request while the user types: the provider's HTTP client, and each
-        reply of the history merged as it is sent (remembered per reply, see ``compile``), so
-        pressing Enter costs only what changed since."""
-        await self.provider.warm()
+        """Ready the next request while the user types: the provider's HTTP client, each
+        reply of the history merged as it is sent (remembered per reply, see ``compile``) and
+        each message's wire form and JSON (``Provider.ready``), so pressing Enter costs only
+        what changed since."""
+        provider = self.provider
+        await provider.warm()
         if self.session_id is not None:  # off the event loop: each reply's merge is its own, remembered whole
-            await asyncio.to_thread(compile_history, self.history(), self.settings)
+            await asyncio.to_thread(self._ready, provider)
+
+    def _ready(self, provider: Provider) -> None:
+        provider.ready(compile_history(self.history(), self.settings), self.settings)
 
     def switch_profile(self, config: ProviderConfig, settings: Settings, name: str | None) -> None:
         """Use ``config`` and ``settings`` from the next request on; the history stays."""

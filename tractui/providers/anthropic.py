@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
@@ -40,7 +41,8 @@ from tractui.providers.thinking_back import (
     same_origin,
     thinking_as_text,
 )
-from tractui.providers.transport import Provider, append_turn, system_text
+from tractui.providers.transport import Provider, add_turn, system_text
+from tractui.providers.wire import WireMemo
 
 API_VERSION = "2023-06-01"
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
@@ -201,28 +203,42 @@ def loop_lacks_thinking(converted: list[dict[str, Any]]) -> bool:
     return last["content"][0].get("type") not in ("thinking", "redacted_thinking")
 
 
-def build_messages(messages: list[Content], model: str, settings: Settings) -> tuple[list[dict[str, Any]], list[str]]:
+def build_messages(
+    messages: list[Content], model: str, settings: Settings, wire: WireMemo
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Anthropic ``messages`` and the system texts found in the history.
 
     Consecutive messages of one role are merged and empty ones skipped, since
-    the API rejects empty content and expects alternating roles.
+    the API rejects empty content and expects alternating roles. Each message's
+    turn is kept in ``wire`` for the next request.
     """
     out: list[dict[str, Any]] = []
     system: list[str] = []
     loop = current_turn_start(messages)
+    view = settings.view
+    wire.begin()
     for index, content in enumerate(messages):
         if content.speaker == "system":
             system.append(content.text)
             continue
         if content.speaker == "ai":
-            role = "assistant"
-            native_ok = same_origin(content, AnthropicProvider.name, model)
-            blocks = _assistant_blocks(content, native_ok, settings, current_turn=index >= loop)
+            current = index >= loop
+            turn = wire.form(
+                content, (view, model, current), partial(_assistant_turn, content, model, settings, current)
+            )
         else:
-            role = "user"
-            blocks = _user_blocks(content)
-        append_turn(out, role, "content", blocks)
+            turn = wire.form(content, "user", partial(_user_turn, content))
+        add_turn(out, turn, "content")
     return out, system
+
+
+def _assistant_turn(content: Content, model: str, settings: Settings, current_turn: bool) -> dict[str, Any]:
+    native_ok = same_origin(content, AnthropicProvider.name, model)
+    return {"role": "assistant", "content": _assistant_blocks(content, native_ok, settings, current_turn=current_turn)}
+
+
+def _user_turn(content: Content) -> dict[str, Any]:
+    return {"role": "user", "content": _user_blocks(content)}
 
 
 # -- stream -------------------------------------------------------------------
@@ -401,7 +417,7 @@ class AnthropicProvider(Provider):
         tools: Sequence[ToolSpec] = (),
     ) -> dict[str, Any]:
         plan = plan_thinking(settings)
-        converted, system_texts = build_messages(messages, self.config.model, settings)
+        converted, system_texts = build_messages(messages, self.config.model, settings, self.wire)
         body: dict[str, Any] = {
             "model": self.config.model,
             "max_tokens": plan.max_tokens,

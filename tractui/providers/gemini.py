@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
@@ -38,7 +39,8 @@ from tractui.providers.thinking_back import (
     same_origin,
     thinking_as_text,
 )
-from tractui.providers.transport import Provider, append_turn, system_text
+from tractui.providers.transport import Provider, add_turn, system_text
+from tractui.providers.wire import WireMemo
 
 EFFORT_LEVEL = {"minimal": "minimal", "low": "low", "medium": "medium", "high": "high", "xhigh": "high", "max": "high"}
 # Google's documented stand-in for a function call whose signature came from another model (Gemini 3)
@@ -146,26 +148,40 @@ def _user_parts(content: Content, calls: dict[str, ToolCallBlock]) -> list[dict[
     return parts
 
 
-def build_contents(messages: list[Content], model: str, settings: Settings) -> tuple[list[dict[str, Any]], list[str]]:
-    """Gemini ``contents`` (roles user/model, merged when consecutive) and the system texts."""
+def build_contents(
+    messages: list[Content], model: str, settings: Settings, wire: WireMemo
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Gemini ``contents`` (roles user/model, merged when consecutive) and the system texts;
+    each message's turn is kept in ``wire`` for the next request."""
     contents: list[dict[str, Any]] = []
     system: list[str] = []
     calls: dict[str, ToolCallBlock] = {}
     loop = current_turn_start(messages)
+    view = settings.view
+    wire.begin()
     for index, content in enumerate(messages):
         if content.speaker == "system":
             system.append(content.text)
             continue
         if content.speaker == "ai":
-            role = "model"
             calls.update({c.id: c for c in content.tool_calls})
-            native_ok = same_origin(content, GeminiProvider.name, model)
-            parts = _model_parts(content, native_ok, model, settings, current_turn=index >= loop)
+            current = index >= loop
+            turn = wire.form(content, (view, model, current), partial(_model_turn, content, model, settings, current))
         else:
-            role = "user"
-            parts = _user_parts(content, calls)
-        append_turn(contents, role, "parts", parts)
+            # a result names its call: the turn is kept for the calls it answered, as found now
+            answered = tuple(calls.get(b.tool_call_id) for b in content.blocks if isinstance(b, ToolResultBlock))
+            turn = wire.form(content, answered, partial(_user_turn, content, calls))
+        add_turn(contents, turn, "parts")
     return contents, system
+
+
+def _model_turn(content: Content, model: str, settings: Settings, current_turn: bool) -> dict[str, Any]:
+    native_ok = same_origin(content, GeminiProvider.name, model)
+    return {"role": "model", "parts": _model_parts(content, native_ok, model, settings, current_turn=current_turn)}
+
+
+def _user_turn(content: Content, calls: dict[str, ToolCallBlock]) -> dict[str, Any]:
+    return {"role": "user", "parts": _user_parts(content, calls)}
 
 
 # -- stream -------------------------------------------------------------------
@@ -332,6 +348,7 @@ class GeminiProvider(Provider):
     """POST {base_url}/v1beta/models/{model}:streamGenerateContent?alt=sse."""
 
     name: ClassVar[str] = "gemini"
+    history_key: ClassVar[str] = "contents"
     default_base_url: ClassVar[str] = "https://generativelanguage.googleapis.com"
 
     def url(self, settings: Settings) -> str:
@@ -359,7 +376,7 @@ class GeminiProvider(Provider):
         system: str | None = None,
         tools: Sequence[ToolSpec] = (),
     ) -> dict[str, Any]:
-        contents, system_texts = build_contents(messages, self.config.model, settings)
+        contents, system_texts = build_contents(messages, self.config.model, settings, self.wire)
         body: dict[str, Any] = {"contents": contents}
         prompt = system_text(system, settings, system_texts)
         if prompt:

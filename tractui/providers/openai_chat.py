@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 from tractui.core.content import Content, SourceField, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
@@ -371,41 +372,58 @@ class OpenAIChatProvider(Provider):
         send_field = include and fmt in ("field", "native")  # this protocol's native way is the field
         send_tags = include and fmt == "tags"
         field_name = settings.view.reasoning_field_name or "reasoning_content"
+        thinking_on = settings.view.reasoning_enabled
+        send_as = field_name if send_field else None
         loop = current_turn_start(messages)
+        wire = self.wire
+        wire.begin()
         for index, message in enumerate(messages):
             if message.speaker == "system":
                 out.append({"role": "system", "content": message.text})
             elif message.speaker == "human":
-                _user(out, message.text)
+                _user(out, wire.form(message, "user", partial(_user_entry, message)))
             elif message.speaker == "tool":
-                out.extend(
-                    {"role": "tool", "tool_call_id": b.tool_call_id, "content": b.content}
-                    for b in message.blocks
-                    if isinstance(b, ToolResultBlock)
-                )
+                out.extend(wire.form(message, "tool", partial(_tool_results, message)))
             elif index >= loop:
-                out.append(_loop_step(message, field_name, thinking_on=settings.view.reasoning_enabled))
+                out.append(_loop_step(message, field_name, thinking_on=thinking_on))
             elif send_tags and message.thinking:
-                entry: dict[str, Any] = {"role": "assistant", "content": _with_think_tags(message, every=True)}
-                if message.tool_calls:
-                    entry["tool_calls"] = _tool_calls(message.tool_calls)
-                out.append(entry)
+                out.append(wire.form(message, "tags", partial(_tagged, message)))
             else:
-                out.append(
-                    _assistant(message, field_name if send_field else None, field_name, settings.view.reasoning_enabled)
-                )
+                key = (send_as, field_name, thinking_on)
+                out.append(wire.form(message, key, partial(_assistant, message, send_as, field_name, thinking_on)))
         return out
 
 
-def _user(out: list[dict[str, Any]], text: str) -> None:
+def _tool_results(message: Content) -> list[dict[str, Any]]:
+    return [
+        {"role": "tool", "tool_call_id": b.tool_call_id, "content": b.content}
+        for b in message.blocks
+        if isinstance(b, ToolResultBlock)
+    ]
+
+
+def _tagged(message: Content) -> dict[str, Any]:
+    """An earlier turn with all its readable thinking in tags (``reasoning.format tags``)."""
+    entry: dict[str, Any] = {"role": "assistant", "content": _with_think_tags(message, every=True)}
+    if message.tool_calls:
+        entry["tool_calls"] = _tool_calls(message.tool_calls)
+    return entry
+
+
+def _user_entry(message: Content) -> dict[str, Any]:
+    return {"role": "user", "content": message.text}
+
+
+def _user(out: list[dict[str, Any]], entry: dict[str, Any]) -> None:
     """A user message, joined to the one before it when that is a user message too: strict chat
     templates (vLLM, llama.cpp) refuse roles that do not alternate, and a history can hold two in a
-    row (a compaction summary then the kept question; a question whose failed reply was dropped)."""
+    row (a compaction summary then the kept question; a question whose failed reply was dropped).
+    The join is a new entry: ``entry`` and the one before may be kept forms (``WireMemo``)."""
     last = out[-1] if out else None
     if last is not None and last["role"] == "user" and isinstance(last["content"], str):
-        last["content"] = f"{last['content']}\n\n{text}"
+        out[-1] = {"role": "user", "content": f"{last['content']}\n\n{entry['content']}"}
     else:
-        out.append({"role": "user", "content": text})
+        out.append(entry)
 
 
 def _tool_calls(calls: list[ToolCallBlock]) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
@@ -36,6 +37,7 @@ from tractui.providers.thinking_back import (
     thinking_as_text,
 )
 from tractui.providers.transport import Provider, system_text
+from tractui.providers.wire import WireMemo
 
 SUMMARY_SEPARATOR = "\n\n"  # summary parts are separate paragraphs
 BILLED_REASONING = "reasoning_tokens"  # reply metadata: what the encrypted reasoning costs when it goes back
@@ -110,29 +112,43 @@ def _assistant_items(
     return items
 
 
-def build_input(messages: list[Content], model: str, settings: Settings) -> tuple[list[dict[str, Any]], list[str]]:
-    """Responses ``input`` items and the system texts found in the history."""
+def build_input(
+    messages: list[Content], model: str, settings: Settings, wire: WireMemo
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Responses ``input`` items and the system texts found in the history; each message's
+    items are kept in ``wire`` for the next request."""
     items: list[dict[str, Any]] = []
     system: list[str] = []
     loop = current_turn_start(messages)
+    view = settings.view
+    wire.begin()
     for index, content in enumerate(messages):
         if content.speaker == "system":
             system.append(content.text)
         elif content.speaker == "ai":
-            native_ok = same_origin(content, OpenAIResponsesProvider.name, model)
-            items.extend(_assistant_items(content, native_ok, settings, current_turn=index >= loop))
+            current = index >= loop
+            items.extend(
+                wire.form(content, (view, model, current), partial(_assistant_of, content, model, settings, current))
+            )
         else:
-            parts = [
-                {"type": "input_text", "text": b.text} for b in content.blocks if isinstance(b, TextBlock) and b.text
-            ]
-            if parts:
-                items.append({"role": "user", "content": parts})
-            for block in content.blocks:
-                if isinstance(block, ToolResultBlock):
-                    items.append(
-                        {"type": "function_call_output", "call_id": block.tool_call_id, "output": block.content}
-                    )
+            items.extend(wire.form(content, "user", partial(_user_items, content)))
     return items, system
+
+
+def _assistant_of(content: Content, model: str, settings: Settings, current_turn: bool) -> list[dict[str, Any]]:
+    native_ok = same_origin(content, OpenAIResponsesProvider.name, model)
+    return _assistant_items(content, native_ok, settings, current_turn=current_turn)
+
+
+def _user_items(content: Content) -> list[dict[str, Any]]:
+    parts = [{"type": "input_text", "text": b.text} for b in content.blocks if isinstance(b, TextBlock) and b.text]
+    items: list[dict[str, Any]] = [{"role": "user", "content": parts}] if parts else []
+    items.extend(
+        {"type": "function_call_output", "call_id": b.tool_call_id, "output": b.content}
+        for b in content.blocks
+        if isinstance(b, ToolResultBlock)
+    )
+    return items
 
 
 # -- stream -------------------------------------------------------------------
@@ -326,6 +342,7 @@ class OpenAIResponsesProvider(Provider):
     """POST {base_url}/responses with ``stream: true`` and ``store: false``."""
 
     name: ClassVar[str] = "openai-responses"
+    history_key: ClassVar[str] = "input"
     default_base_url: ClassVar[str] = "https://api.openai.com/v1"
 
     def url(self, settings: Settings) -> str:
@@ -345,7 +362,7 @@ class OpenAIResponsesProvider(Provider):
         system: str | None = None,
         tools: Sequence[ToolSpec] = (),
     ) -> dict[str, Any]:
-        items, system_texts = build_input(messages, self.config.model, settings)
+        items, system_texts = build_input(messages, self.config.model, settings, self.wire)
         body: dict[str, Any] = {"model": self.config.model, "input": items, "stream": True, "store": False}
         prompt = system_text(system, settings, system_texts)
         if prompt:

@@ -11,6 +11,7 @@ which the stream ends, and what arrived before it stands.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import json
 import os
@@ -31,6 +32,7 @@ from tractui.core.events import (
     StreamError,
     StreamEvent,
 )
+from tractui.core.heap import gc_paused
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
@@ -40,6 +42,7 @@ from tractui.providers.config import DEFAULT_KEY_ENV, ProviderConfig, key_env_na
 from tractui.providers.errors import error_from_body, make_error, parse_error_body, redact, unreadable
 from tractui.providers.models import ModelInfo, ModelListError, ModelPageParser, openai_models
 from tractui.providers.sse import aiter_events
+from tractui.providers.wire import WireMemo
 
 RETRY_AFTER_CAP = 60.0  # seconds; a server asking for longer still gets retried after this
 BACKOFF_CAP = 30.0
@@ -97,18 +100,20 @@ def system_text(system: str | None, settings: Settings, found: Sequence[str] = (
     return "\n\n".join(t for t in [system or settings.view.system_prompt or "", *found] if t)
 
 
-def append_turn(turns: list[dict[str, Any]], role: str, key: str, items: list[Any]) -> None:
-    """Add ``items`` as a turn of ``role``, merged into the last turn when it has the same role.
+def add_turn(turns: list[dict[str, Any]], turn: dict[str, Any], key: str) -> None:
+    """Add ``turn``, merged with the last turn when it has the same role; an empty one is skipped.
 
     Anthropic and Gemini expect alternating roles; two user messages in a row
-    (a compaction summary, then the next question) become one turn.
+    (a compaction summary, then the next question) become one turn. A merge
+    makes a new turn: ``turn`` may be a kept form (``WireMemo``), never changed.
     """
-    if not items:
+    if not turn[key]:
         return
-    if turns and turns[-1]["role"] == role:
-        turns[-1][key].extend(items)
+    last = turns[-1] if turns else None
+    if last is not None and last["role"] == turn["role"]:
+        turns[-1] = {"role": turn["role"], key: [*last[key], *turn[key]]}
     else:
-        turns.append({"role": role, key: items})
+        turns.append(turn)
 
 
 class Provider(ABC):
@@ -116,6 +121,7 @@ class Provider(ABC):
 
     name: ClassVar[str] = ""
     default_base_url: ClassVar[str] = ""
+    history_key: ClassVar[str] = "messages"  # the body's list of turns, encoded from each turn's kept JSON
     backoff_base: float = 1.0  # seconds; tests lower it on the instance
 
     def __init__(self, config: ProviderConfig, *, client: httpx.AsyncClient | None = None) -> None:
@@ -123,6 +129,7 @@ class Provider(ABC):
         self._client = client
         self._owns_client = client is None
         self._noted: set[str] = set()
+        self.wire = WireMemo()
 
     # -- what a provider module supplies ------------------------------------
     def tool_definitions(self, tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
@@ -149,6 +156,12 @@ class Provider(ABC):
         tools: Sequence[ToolSpec] = (),
     ) -> dict[str, Any]:
         """The JSON body for ``messages`` (already filtered by the reasoning policy), offering ``tools``."""
+
+    def ready(self, messages: list[Content], settings: Settings) -> None:
+        """Make ``messages``' forms and their JSON ahead of the request that will send them
+        (while the user types): pressing Enter then encodes only what is new."""
+        with gc_paused(), contextlib.suppress(RequestError):  # refused settings: the request says so
+            self.wire.encode(self.build_request(messages, settings), self.history_key)
 
     def url(self, settings: Settings) -> str:
         """The streaming endpoint (HTTP providers override; the demo has none)."""
@@ -243,14 +256,22 @@ class Provider(ABC):
             yield missing
             return
         try:
-            body = self.build_request(messages, settings, system=system, tools=tools)
+            with gc_paused():  # a long session's forms and their JSON, made in bulk
+                body = self.wire.encode(
+                    self.build_request(messages, settings, system=system, tools=tools), self.history_key
+                )
             url = self.url(settings)
         except RequestError as exc:
             yield StreamError(kind="bad_request", message=str(exc))
             return
         for note in self.notices(settings):
             yield Notice(note)
-        headers = {"Accept": "text/event-stream", **self.extra_headers(settings), **self.auth_headers(key)}
+        headers = {
+            "Accept": "text/event-stream",
+            "Content-Type": "application/json",
+            **self.extra_headers(settings),
+            **self.auth_headers(key),
+        }
         retries = settings.view.retries
         timeout = httpx.Timeout(CONNECT_TIMEOUT, read=settings.view.timeout)
         attempt = 0
@@ -279,7 +300,7 @@ class Provider(ABC):
     async def _attempt(
         self,
         url: str,
-        body: dict[str, Any],
+        body: bytes,
         headers: dict[str, str],
         timeout: httpx.Timeout,
         key: str | None,
@@ -289,7 +310,7 @@ class Provider(ABC):
         """One HTTP exchange; a failure is left in ``outcome`` (retryable only before any content)."""
         env = key_env_name(self.config)
         try:
-            async with self.client.stream("POST", url, json=body, headers=headers, timeout=timeout) as response:
+            async with self.client.stream("POST", url, content=body, headers=headers, timeout=timeout) as response:
                 if response.status_code >= 400:
                     error = error_from_body(response.status_code, await response.aread(), key_env=env)
                     if error.retryable:

@@ -15,9 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from tractui.core.content import Content, ThinkingBlock, ToolCallBlock, ToolResultBlock
+from tractui.core.heap import gc_paused
 from tractui.core.reasoning import THOUGHT, filter_thinking_for_context, remove_thinking, thinking_policy
 from tractui.core.settings import Settings
-from tractui.store.history import Commit, gc_paused
+from tractui.store.history import Commit
 
 INTERRUPTED = "interrupted"  # Content.metadata flag on a reply that did not complete
 

@@ -8,7 +8,6 @@ replace in ``metadata["replaces"]``; the originals stay.
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import sqlite3
@@ -23,6 +22,7 @@ from typing import Any, Literal
 from pydantic import TypeAdapter
 
 from tractui.core.content import Content, Usage
+from tractui.core.heap import gc_paused
 from tractui.errors import StoreError
 from tractui.store.db import connect
 
@@ -109,23 +109,6 @@ _QUALIFIED_COLUMNS = ", ".join(f"commits.{name}" for name in _COLUMN_INDEX)
 # single call (one JSON array) instead of one call per commit.
 _CONTENTS = TypeAdapter(list[Content])
 _USAGES = TypeAdapter(list[Usage | None])
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC around bulk object creation (loading, compiling a long session).
-
-    Creating tens of thousands of objects triggers full collections that
-    rescan the whole heap again and again; the objects made here hold no
-    cycles worth collecting, so pausing is safe and several times faster.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _rows_to_commits(rows: list[tuple[Any, ...]]) -> list[Commit]:
