@@ -147,6 +147,7 @@ class _Known:
     # every commit of the session: its row as stored, or only (id, parent) once read as a commit
     rows: dict[str, tuple[Any, ...]]
     commits: dict[str, Commit] = field(default_factory=dict)  # those read as commits so far
+    walked: tuple[str, list[str]] | None = None  # the last chain walked: its head, its ids root first
 
 
 def _title_of(content: Content) -> str:
@@ -426,14 +427,20 @@ class HistoryStore:
             return self._chain_end(session_id, start, last)
         known = self._known_of(session_id)
         rows, commits = known.rows, known.commits
+        walked = known.walked
         picked: list[str] = []
         seen: set[str] = set()
         current: str | None = start
         while current is not None and current not in seen and (row := rows.get(current)) is not None:
+            if walked is not None and current == walked[0]:  # parents never change: the rest was walked
+                break
             picked.append(current)
             seen.add(current)  # a parent cycle (left by another tool) ends the chain instead of looping
             current = row[1]
         picked.reverse()
+        if walked is not None and current == walked[0]:
+            picked = [*walked[1], *picked]
+        known.walked = (start, picked)
         if last is not None:
             picked = picked[-last:] if last > 0 else []
         for commit in _rows_to_commits([rows[i] for i in picked if i not in commits]):
