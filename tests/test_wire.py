@@ -184,3 +184,40 @@ def test_a_form_made_under_other_settings_is_not_sent(tmp_path):
         settings = Settings({"reasoning.includeInContext": True, "reasoning.fieldName": name})
         sent = provider.build_request(messages, settings)["messages"][1]
         assert sent == {"role": "assistant", "content": "a", name: "why"}
+
+
+def raw_messages(provider: str, model: str) -> list[Content]:
+    """Messages as a caller of ``build_request`` may pass them, not only as the compile step makes
+    them: a call whose result comes in a later request, and a result that answers an old call."""
+    own = ai
+    return [
+        Content.system_prompt("from the history"),
+        Content.human("q1"),
+        own(provider, model, ThinkingBlock(thought="why A", signature="sa"), ToolCallBlock(id="A", name="f")),
+        Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id="A", content="a")]),
+        own(provider, model, TextBlock(text="done")),
+        Content.human("q2"),
+        own(provider, model, ThinkingBlock(thought="why B", signature="sb"), ToolCallBlock(id="B", name="g")),
+        Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id="B", content="b")]),
+        own(provider, model, TextBlock(text="done again")),
+        Content.human("q3"),
+        Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id="A", content="late")]),  # an old call's
+        own(provider, model, TextBlock(text="late answer")),
+        Content.system_prompt("said late"),
+        Content.human("q4"),
+    ]
+
+
+@pytest.mark.parametrize("provider_name", list(PROVIDERS))
+def test_a_fold_is_taken_up_only_where_the_messages_allow(provider_name):
+    """Every prefix in turn, each setting over the whole growth: a call whose result arrives
+    next (its message becomes the tool loop's, and the fold saved after it cannot be taken
+    up), a late result naming an old call, system messages found on the way."""
+    model = PROVIDERS[provider_name]
+    provider = make_provider(ProviderConfig(provider_name, model, api_key_env=""))
+    messages = raw_messages(provider_name, model)
+    for values in SETTINGS:
+        settings = Settings(values)
+        for end in range(1, len(messages) + 1):
+            sent = messages[:end]
+            assert kept_body(provider, sent, settings) == plain_body(provider_name, model, sent, settings)

@@ -35,7 +35,7 @@ from tractui.providers import make_provider
 from tractui.providers.config import ProviderConfig
 from tractui.providers.errors import unreadable
 from tractui.providers.thinking_back import current_turn_start
-from tractui.store.compile import compile_history, merge_commits
+from tractui.store.compile import Compiler
 from tractui.store.history import Commit, HistoryStore, Status
 
 if TYPE_CHECKING:
@@ -83,6 +83,7 @@ class Conversation:
         self._streaming_parent: str | None = None
         self._before_reply: tuple[tuple[str | None, str], list[Commit], list[Content]] | None = None
         self._counter = TokenCounter(config.model)
+        self._compiler = Compiler()  # the chain's messages, kept from one send to the next
         self.assembler: MessageAssembler | None = None  # the reply streaming now, or the last one
         self.tools: ToolRunner | None = None  # the MCP tools offered to the model, when any are configured
         self.approve: Approver | None = None  # asks the user before a tool runs; none: calls needing consent are denied
@@ -116,7 +117,7 @@ class Conversation:
 
     def messages(self) -> list[Content]:
         """What would be sent now (reasoning policy applied)."""
-        return compile_history(self.history(), self.settings)
+        return self._compiler.compiled(self.history(), self.settings)
 
     def totals(self) -> Usage:
         """Tokens spent in this session, every branch included."""
@@ -136,11 +137,11 @@ class Conversation:
         what changed since."""
         provider = self.provider
         await provider.warm()
-        if self.session_id is not None:  # off the event loop: each reply's merge is its own, remembered whole
+        if self.session_id is not None:  # off the event loop: the chain compiled, its messages kept
             await asyncio.to_thread(self._ready, provider)
 
     def _ready(self, provider: Provider) -> None:
-        provider.ready(compile_history(self.history(), self.settings), self.settings)
+        provider.ready(self._compiler.compiled(self.history(), self.settings), self.settings)
 
     def switch_profile(self, config: ProviderConfig, settings: Settings, name: str | None) -> None:
         """Use ``config`` and ``settings`` from the next request on; the history stays."""
@@ -397,7 +398,7 @@ class Conversation:
         # --
         settings, config = self.settings, self.config
         chain = self.store.chain(session_id, head=parent_id)
-        messages = compile_history(chain, settings)
+        messages = self._compiler.compiled(chain, settings)
         system = settings.view.system_prompt or None
         provider = self.provider
         stamps = {  # where the reply came from, for a resume to go on there (a variable's name, never a key)
@@ -406,7 +407,7 @@ class Conversation:
             "base_url": public_url(provider.base_url),
             "api_key_env": config.api_key_env,
         }
-        stored = merge_commits(chain)  # the gauge counts the stored form; the reply will be one more message
+        stored = self._compiler.merged(chain)  # the gauge counts the stored form; the reply will be one more message
         pure = self._estimate(stored, system)  # the tokenizer alone: calibrates later estimates
         basis: dict[str, Any] | None = {
             "message_count": len(stored) + 1,
@@ -535,7 +536,7 @@ class Conversation:
         """
         if head is not None and self.session_id is not None:
             chain = self.store.chain(self.session_id, head=head)
-            messages = merge_commits(chain)
+            messages = self._compiler.merged(chain)
         elif self._streaming_parent is not None and self.session_id is not None:
             chain, messages = self._history_before_reply(self._streaming_parent)
             messages = list(messages)
@@ -543,7 +544,7 @@ class Conversation:
                 partial = self.assembler.content()
         else:
             chain = self.history()
-            messages = merge_commits(chain)
+            messages = self._compiler.merged(chain)
         if partial is not None:
             messages.append(partial)
         basis, calibration = _basis(chain)
@@ -563,7 +564,7 @@ class Conversation:
         """Count the history the gauge reads, ``step`` messages at a time, pausing (yielding)
         between: the first gauge of a resumed session found nothing counted and counted it
         all in one call, which held the app's event loop (figures: docs/ui.md, "Speed")."""
-        messages = merge_commits(self.history())
+        messages = self._compiler.merged(self.history())
         for end in range(step, len(messages), step):
             self._counter.totals(messages, end)
             yield
@@ -578,7 +579,7 @@ class Conversation:
         cached = self._before_reply
         if cached is None or cached[0] != (self.session_id, parent):
             chain = self.store.chain(self.session_id or "", head=parent)
-            cached = self._before_reply = ((self.session_id, parent), chain, merge_commits(chain))
+            cached = self._before_reply = ((self.session_id, parent), chain, self._compiler.merged(chain))
         return cached[1], cached[2]
 
 

@@ -212,12 +212,19 @@ def build_messages(
     the API rejects empty content and expects alternating roles. Each message's
     turn is kept in ``wire`` for the next request.
     """
-    out: list[dict[str, Any]] = []
-    system: list[str] = []
     loop = current_turn_start(messages)
     view = settings.view
-    wire.begin()
-    for index, content in enumerate(messages):
+    fold = (view, model)
+    out: list[dict[str, Any]] = []
+    system: list[str] = []
+    start = 0
+    if (found := wire.resume(messages, fold, loop)) is not None:
+        start, (kept, texts) = found
+        out, system = list(kept), list(texts)
+    for index in range(start, len(messages)):
+        if index == loop:
+            wire.save(messages, loop, fold, (list(out), list(system)))
+        content = messages[index]
         if content.speaker == "system":
             system.append(content.text)
             continue
@@ -229,6 +236,8 @@ def build_messages(
         else:
             turn = wire.form(content, "user", partial(_user_turn, content))
         add_turn(out, turn, "content")
+    if loop == len(messages) and loop > start:
+        wire.save(messages, loop, fold, (list(out), list(system)))
     return out, system
 
 

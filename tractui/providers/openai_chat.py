@@ -364,20 +364,26 @@ class OpenAIChatProvider(Provider):
             body["thinking_budget"] = budget
 
     def _messages(self, messages: list[Content], settings: Settings, system: str | None) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
-        prompt = system or settings.view.system_prompt
-        if prompt:
-            out.append({"role": "system", "content": prompt})
-        include, fmt = settings.view.reasoning_include_in_context, settings.view.reasoning_format
+        view = settings.view
+        prompt = system or view.system_prompt
+        include, fmt = view.reasoning_include_in_context, view.reasoning_format
         send_field = include and fmt in ("field", "native")  # this protocol's native way is the field
         send_tags = include and fmt == "tags"
-        field_name = settings.view.reasoning_field_name or "reasoning_content"
-        thinking_on = settings.view.reasoning_enabled
+        field_name = view.reasoning_field_name or "reasoning_content"
+        thinking_on = view.reasoning_enabled
         send_as = field_name if send_field else None
+        key = (send_as, field_name, thinking_on)
         loop = current_turn_start(messages)
         wire = self.wire
-        wire.begin()
-        for index, message in enumerate(messages):
+        fold = (view, prompt)
+        if (found := wire.resume(messages, fold, loop)) is not None:
+            start, out = found[0], list(found[1])
+        else:
+            start, out = 0, [{"role": "system", "content": prompt}] if prompt else []
+        for index in range(start, len(messages)):
+            if index == loop:
+                wire.save(messages, loop, fold, list(out))
+            message = messages[index]
             if message.speaker == "system":
                 out.append({"role": "system", "content": message.text})
             elif message.speaker == "human":
@@ -389,8 +395,9 @@ class OpenAIChatProvider(Provider):
             elif send_tags and message.thinking:
                 out.append(wire.form(message, "tags", partial(_tagged, message)))
             else:
-                key = (send_as, field_name, thinking_on)
                 out.append(wire.form(message, key, partial(_assistant, message, send_as, field_name, thinking_on)))
+        if loop == len(messages) and loop > start:
+            wire.save(messages, loop, fold, list(out))
         return out
 
 

@@ -117,12 +117,19 @@ def build_input(
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Responses ``input`` items and the system texts found in the history; each message's
     items are kept in ``wire`` for the next request."""
-    items: list[dict[str, Any]] = []
-    system: list[str] = []
     loop = current_turn_start(messages)
     view = settings.view
-    wire.begin()
-    for index, content in enumerate(messages):
+    fold = (view, model)
+    items: list[dict[str, Any]] = []
+    system: list[str] = []
+    start = 0
+    if (found := wire.resume(messages, fold, loop)) is not None:
+        start, (kept, texts) = found
+        items, system = list(kept), list(texts)
+    for index in range(start, len(messages)):
+        if index == loop:
+            wire.save(messages, loop, fold, (list(items), list(system)))
+        content = messages[index]
         if content.speaker == "system":
             system.append(content.text)
         elif content.speaker == "ai":
@@ -132,6 +139,8 @@ def build_input(
             )
         else:
             items.extend(wire.form(content, "user", partial(_user_items, content)))
+    if loop == len(messages) and loop > start:
+        wire.save(messages, loop, fold, (list(items), list(system)))
     return items, system
 
 

@@ -1,18 +1,22 @@
 """Each earlier message's wire form and its JSON, kept from one request to the next.
 
 Every request carries the whole session, and all but its end is what the last
-request carried: building those messages' dicts and encoding them again made
-Enter's cost grow with the session. Compiled messages are not changed in place
-(the store and the compile step hand out the same objects until one changes),
-so a message's form is found again by its identity and the settings it was
-made under, and a form's JSON by the form's identity. The body's bytes are the
-ones httpx writes for the plain dict (``tests/test_wire.py`` proves it).
+request carried: folding those messages into the protocol's turns and encoding
+them again made Enter's cost grow with the session. Compiled messages are not
+changed in place (the store and the compile step hand out the same objects
+until one changes), so the last request's fold is taken up where the tool loop
+in progress begins, a message's form is found again by its identity and the
+settings it was made under, and the body's JSON reuses the last body's for the
+items both begin with. The bytes are the ones httpx writes for the plain dict
+(``tests/test_wire.py`` proves it for every provider).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable
+import operator
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -25,26 +29,54 @@ _MARK_JSON = json.dumps(_MARK)
 dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
 
 
+@dataclass(slots=True)
+class _Fold:
+    messages: list[object]  # the messages folded, in order
+    key: Hashable
+    state: Any  # the builder's own (its turns so far, and what else it carries), not to be changed
+
+
 class WireMemo:
-    """Forms and their JSON found again by identity; what the last request did not use is let go.
+    """Forms and their JSON found again by identity; the builder's fold taken up where the last
+    request's stopped.
 
     A kept entry holds its source alive, so the ``id`` it is found by belongs to
     no other object while it is kept. Forms are shared between requests and
-    must not be changed once made.
+    must not be changed once made. A builder folds the messages into its turns
+    one by one, and a message's form never depends on those after it, except
+    through the tool loop in progress: the fold's state where that loop begins
+    (``save``) is taken up by the next request whose messages begin with the
+    same objects, under the same key, with no loop begun earlier (``resume``).
     """
 
     def __init__(self) -> None:
         self._forms: dict[int, tuple[object, Hashable, Any]] = {}
         self._next_forms: dict[int, tuple[object, Hashable, Any]] = {}
-        self._json: dict[int, tuple[object, bytes]] = {}
+        self._fold: _Fold | None = None
+        self._sent: tuple[list[Any], list[bytes]] = ([], [])  # the last body's history and each item's JSON
 
-    def begin(self) -> None:
-        """A new request is built: the forms the last one used stay findable, the others go.
-
-        A build that used none (the parameter preview's one-line request) keeps them all.
-        """
+    def resume(self, messages: Sequence[object], key: Hashable, loop: int) -> tuple[int, Any] | None:
+        """Where to take up the last fold, and its state (shared: copy it before changing it,
+        a thread may take it up too), when these messages allow; else None, and a fold from
+        the start begins: the forms the last one used stay findable, the others go, unless it
+        used none (the parameter preview's one-line request)."""
+        fold = self._fold
+        end = len(fold.messages) if fold is not None else 0
+        if (
+            fold is not None
+            and end <= loop
+            and fold.key == key
+            and len(messages) >= end
+            and all(map(operator.is_, messages, fold.messages))
+        ):
+            return end, fold.state
         if self._next_forms:
             self._forms, self._next_forms = self._next_forms, {}
+        return None
+
+    def save(self, messages: Sequence[object], end: int, key: Hashable, state: Any) -> None:
+        """The fold's state after ``messages[:end]`` (where the tool loop in progress begins)."""
+        self._fold = _Fold(list(messages[:end]), key, state)
 
     def form(self, source: object, key: Hashable, make: Callable[[], T]) -> T:
         """``source``'s form under ``key``: the one made before, or ``make()``."""
@@ -63,13 +95,23 @@ class WireMemo:
         around = dumps({**body, history: _MARK}).split(_MARK_JSON)
         if len(around) != 2:  # the marker's text elsewhere in the body: no splice
             return dumps(body).encode()
-        kept: dict[int, tuple[object, bytes]] = {}
-        parts: list[bytes] = []
-        for item in items:
-            found = self._json.get(id(item))
-            if found is None:
-                found = (item, dumps(item).encode())
-            kept[id(item)] = found
-            parts.append(found[1])
-        self._json = kept
+        last_items, last_parts = self._sent
+        common = _common(items, last_items)
+        parts = last_parts[:common]
+        if common >= len(last_items) - 1:  # the last body, its last turn perhaps joined with a new one
+            parts.extend(dumps(item).encode() for item in items[common:])
+        else:
+            known = {id(item): part for item, part in zip(last_items, last_parts, strict=True)}
+            parts.extend(known.get(id(item)) or dumps(item).encode() for item in items[common:])
+        self._sent = (list(items), parts)
         return b"".join((around[0].encode(), b"[", b",".join(parts), b"]", around[1].encode()))
+
+
+def _common(items: list[Any], last: list[Any]) -> int:
+    """How many of ``last`` begin ``items``, the same objects: all, all but the last, or none counted."""
+    n = len(last)
+    if len(items) >= n and all(map(operator.is_, items, last)):
+        return n
+    if n > 1 and len(items) >= n - 1 and all(map(operator.is_, items, last[: n - 1])):
+        return n - 1
+    return 0

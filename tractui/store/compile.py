@@ -11,12 +11,20 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import threading
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from tractui.core.content import Content, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from tractui.core.heap import gc_paused
-from tractui.core.reasoning import THOUGHT, filter_thinking_for_context, remove_thinking, thinking_policy
+from tractui.core.reasoning import (
+    THOUGHT,
+    StripPolicy,
+    filter_thinking_for_context,
+    remove_thinking,
+    thinking_policy,
+)
 from tractui.core.settings import Settings
 from tractui.store.history import Commit
 
@@ -201,19 +209,96 @@ def compile_history(commits: Sequence[Commit], settings: Settings) -> list[Conte
     call tractui did not run) is answered as an error, so no provider refuses
     the history for a dangling call.
     """
-    policy = thinking_policy(settings)
     with gc_paused():
         effective = effective_commits(commits)
-        start = _open_loop_start(effective)
-        if policy == "all":
-            earlier = _merge(effective[:start], keep_thinking=False)
-            messages = earlier + _merge(effective[start:], keep_thinking=True)
-        else:
-            merged = _merge(effective, keep_thinking=True)
-            keep_from = len(_merge(effective[:start], keep_thinking=True))
-            filtered = filter_thinking_for_context(merged, policy)
-            messages = filtered[:keep_from] + merged[keep_from:]
-        return answer_every_call([m for m in messages if m.blocks or m.speaker != "ai"])
+        return _compiled(effective, thinking_policy(settings), _open_loop_start(effective))
+
+
+def _compiled(effective: Sequence[Commit], policy: StripPolicy, start: int) -> list[Content]:
+    """The messages for an effective chain whose tool loop in progress begins at ``start``."""
+    if policy == "all":
+        earlier = _merge(effective[:start], keep_thinking=False)
+        messages = earlier + _merge(effective[start:], keep_thinking=True)
+    else:
+        merged = _merge(effective, keep_thinking=True)
+        keep_from = len(_merge(effective[:start], keep_thinking=True))
+        filtered = filter_thinking_for_context(merged, policy)
+        messages = filtered[:keep_from] + merged[keep_from:]
+    return answer_every_call([m for m in messages if m.blocks or m.speaker != "ai"])
+
+
+Mode = Literal["all", "none", "stored"]  # a policy compiled part by part, or the merge alone
+
+
+@dataclass(slots=True)
+class _Kept:
+    chain: list[Commit]
+    effective: list[Commit]
+    boundary: int  # the effective chain's last user commit as far as it is settled
+    settled: list[Content]  # the messages of ``effective[:boundary]``
+
+
+class Compiler:
+    """``compile_history`` and ``merge_commits`` for a chain that grows: a long session costs
+    its new turns, not its length.
+
+    What comes before a chain's last user message stays as it is when the chain
+    grows: that message ends any merge and answers any call left open before
+    it, the tool loop in progress begins after it, and the policies ``all`` and
+    ``none`` act on each message alone. So the messages up to there are kept,
+    and a chain that extends the last one (the same commit objects first: the
+    store hands out a new object for a commit that changed) with no new summary
+    compiles only its end. ``allButLast`` reaches back to the last answered
+    turn: compiled whole. ``tests/test_compile_kept.py`` holds it to
+    ``compile_history``. Safe to share with a thread (``Conversation.prepare``).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: dict[Mode, _Kept] = {}
+
+    def compiled(self, commits: Sequence[Commit], settings: Settings) -> list[Content]:
+        """``compile_history(commits, settings)``."""
+        policy = thinking_policy(settings)
+        if policy == "allButLast":
+            return compile_history(commits, settings)
+        return self._run(commits, policy)
+
+    def merged(self, commits: Sequence[Commit]) -> list[Content]:
+        """``merge_commits(commits)``."""
+        return self._run(commits, "stored")
+
+    def _run(self, commits: Sequence[Commit], mode: Mode) -> list[Content]:
+        with self._lock, gc_paused():
+            kept = self._kept.get(mode)
+            n = len(kept.chain) if kept is not None else 0
+            if (
+                kept is not None
+                and len(commits) >= n
+                and all(map(operator.is_, commits, kept.chain))
+                and not any(c.kind == "summary" for c in commits[n:])
+            ):
+                added = list(commits[n:])
+                kept = _Kept(list(commits), kept.effective + added, kept.boundary, kept.settled)
+            else:
+                kept = _Kept(list(commits), effective_commits(commits), 0, [])
+            effective = kept.effective
+            last_user = next(
+                (i for i in range(len(effective) - 1, kept.boundary, -1) if effective[i].kind == "user"), kept.boundary
+            )
+            if last_user > kept.boundary:
+                kept.settled = kept.settled + _part(effective[kept.boundary : last_user], mode, settled=True)
+                kept.boundary = last_user
+            self._kept[mode] = kept
+            return kept.settled + _part(effective[kept.boundary :], mode, settled=False)
+
+
+def _part(effective: Sequence[Commit], mode: Mode, *, settled: bool) -> list[Content]:
+    """The messages of a part of an effective chain that begins at a user commit (or the root);
+    a settled part is followed by a user commit, so no tool loop is in progress in it."""
+    if mode == "stored":
+        return _merge(effective, keep_thinking=True)
+    return _compiled(effective, mode, len(effective) if settled else _open_loop_start(effective))
 
 
 UNANSWERED = "no result was recorded for this call (interrupted before it finished)"
