@@ -2,6 +2,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tractui import __version__
 
 
@@ -83,3 +85,26 @@ print("httpx" in sys.modules)
     env = {**os.environ, "TRACTUI_DATA_DIR": str(tmp_path), "TRACTUI_CONFIG_DIR": str(tmp_path / "config")}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert done.stdout.split() == ["-", "False", "True"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["log", "-h"]])
+@pytest.mark.parametrize("buffered", [True, False])
+def test_help_to_a_full_disk_is_one_line_exit_2(argv, buffered):
+    """argparse drops a failed write and exits 0: the help the user asked for is told lost, as
+    every command's output is, whether it fails as it is written or at the final flush."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "tractui", *argv], stdout=full, stderr=subprocess.PIPE, env=env)
+    assert done.returncode == 2
+    assert done.stderr == b"tractui: cannot write the output: No space left on device\n"
+
+
+def test_a_subcommands_help_and_a_wrong_option_keep_their_status():
+    done = subprocess.run([sys.executable, "-m", "tractui", "log", "-h"], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.startswith("usage: tractui log")
+    done = subprocess.run([sys.executable, "-m", "tractui", "--no-such-option"], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines()[-1] == "tractui: error: unrecognized arguments: --no-such-option"

@@ -8,6 +8,7 @@ Each mode is a module of its own, imported only when used, so ``tractui
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import io
 import os
@@ -152,10 +153,30 @@ def skip_pydantic_plugins() -> None:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 
+class _Help(io.TextIOBase):
+    """stdout while argparse runs: ``--help`` and ``--version`` go through the output policy, so a
+    failed write is told as for every command (argparse itself drops it and exits 0)."""
+
+    def __init__(self, out: Terminal) -> None:
+        self._out = out
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._out.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        """Nothing: ``main`` flushes the output once at the end (this object's own close would
+        flush it unseen, when it is collected)."""
+
+
 def _run(argv: list[str] | None, out: Terminal, err: Terminal) -> int:
     parser = build_parser()
     try:
-        args, extra = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
+        with contextlib.redirect_stdout(_Help(out)):
+            args, extra = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
         if extra and args.command is not None:
             raise UsageError(f"tractui {args.command}: unrecognized arguments: {' '.join(extra)}")
         if extra:
@@ -163,6 +184,8 @@ def _run(argv: list[str] | None, out: Terminal, err: Terminal) -> int:
     except UsageError as exc:
         err.write(f"tractui: {exc}\n")
         return EXIT_USAGE
+    except SystemExit as exc:  # help or the version written (main flushes it), or argparse's usage error
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     if args.command == "mcp":
         from tractui.cli.mcp import run_mcp_command
 
