@@ -6,7 +6,9 @@ stdio. For each round, tractui's own time is: from the end of the model's reply 
 the call going out (parsing, consent check, the tool commit's bookkeeping), plus
 from the tool's result to the next request reaching the server (storing the
 result, compiling the history, building and sending the request). The MCP SDK's
-round trip (the call itself) is reported apart. Goal: tractui's part < 20 ms median.
+round trip (the call itself) is reported apart. Goal: tractui's part < 20 ms median,
+the same after a long history (the turn then goes on from 2,000 messages of long
+replies with thinking, as ``bench/resume.py`` builds them).
 
 Run: uv run python bench/tools.py
 """
@@ -21,8 +23,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+import resume  # noqa: E402
 from loopback import LoopbackServer, Reply, Request  # noqa: E402
 from strict_servers import Step, StrictChat  # noqa: E402
 
@@ -39,6 +43,7 @@ from tractui.tools.toolbox import Toolbox  # noqa: E402
 ROUNDS = 30
 TURNS = 3
 STARTS = 5
+HISTORY = 1_000  # question-and-answer pairs before the turn in the long case: 2,000 messages
 
 
 async def server_start() -> list[float]:
@@ -56,7 +61,8 @@ async def server_start() -> list[float]:
     return times
 
 
-async def round_trips() -> tuple[list[float], list[float]]:
+async def round_trips(history: int = 0) -> tuple[list[float], list[float]]:
+    """Each round's own part and the MCP calls' times; ``history`` pairs of messages come first."""
     overheads: list[float] = []
     calls: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -79,8 +85,14 @@ async def round_trips() -> tuple[list[float], list[float]]:
             server.default = timed
             config = ProviderConfig("openai", "kimi-k2.6", base_url=f"{server.url}/v1", api_key_env="")
             store = HistoryStore(Path(tmp) / f"history-{turn}.db")
-            conv = Conversation(store, Settings({"tools.maxSteps": ROUNDS + 1}), config)
+            settings = Settings({"tools.maxSteps": ROUNDS + 1, "context-limit": 10_000_000})
+            sid = None
+            if history:
+                resume.TURNS = history
+                sid = resume.build_session(store)
+            conv = Conversation(store, settings, config, session_id=sid)
             conv.tools = box
+            await conv.prepare()  # as while the user types
             arrivals.clear()
             reply_end = running = 0.0
             parts: list[tuple[float, float]] = []  # per round: tractui's time up to the result, the result's time
@@ -108,13 +120,16 @@ async def main() -> None:
     print(
         f"demo MCP server start (spawn → tools listed), {STARTS} runs: median {statistics.median(starts) * 1000:.0f} ms"
     )
-    overheads, calls = await round_trips()
     print(f"{TURNS} turns × {ROUNDS} tool rounds against a loopback model and the demo server over stdio:")
-    print(
-        f"  tractui's own part of a round (reply end → call sent, result → stored): "
-        f"median {statistics.median(overheads) * 1000:.2f} ms, p95 {sorted(overheads)[int(len(overheads) * 0.95)] * 1000:.2f} ms"
-    )
-    print(f"  the MCP call itself (SDK round trip): median {statistics.median(calls) * 1000:.2f} ms")
+    for history in (0, HISTORY):
+        overheads, calls = await round_trips(history)
+        where = f"after {history * 2:,} messages" if history else "in a new session"
+        print(
+            f"  {where}: tractui's own part of a round (reply end → call sent, result → next request): "
+            f"median {statistics.median(overheads) * 1000:.2f} ms, "
+            f"p95 {sorted(overheads)[int(len(overheads) * 0.95)] * 1000:.2f} ms; "
+            f"the MCP call itself (SDK round trip): median {statistics.median(calls) * 1000:.2f} ms"
+        )
 
 
 if __name__ == "__main__":
