@@ -391,7 +391,8 @@ class OpenAIChatProvider(Provider):
             elif message.speaker == "tool":
                 out.extend(wire.form(message, "tool", partial(_tool_results, message)))
             elif index >= loop:
-                out.append(_loop_step(message, field_name, thinking_on=thinking_on))
+                step = ("loop", field_name, thinking_on)
+                out.append(wire.form(message, step, partial(_loop_step, message, field_name, thinking_on=thinking_on)))
             elif send_tags and message.thinking:
                 out.append(wire.form(message, "tags", partial(_tagged, message)))
             else:

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 _MARK = "\x00tractui:history\x00"
+_FEW = 32  # new items encoded as they come; beyond, the last body's JSON is looked for by identity
 _MARK_JSON = json.dumps(_MARK)
 
 
@@ -98,9 +99,9 @@ class WireMemo:
         last_items, last_parts = self._sent
         common = _common(items, last_items)
         parts = last_parts[:common]
-        if common >= len(last_items) - 1:  # the last body, its last turn perhaps joined with a new one
+        if len(items) - common <= _FEW:  # the last body and a turn or a few: new, or changed
             parts.extend(dumps(item).encode() for item in items[common:])
-        else:
+        else:  # a start replaced (a summary): what follows may be the last body's, further on
             known = {id(item): part for item, part in zip(last_items, last_parts, strict=True)}
             parts.extend(known.get(id(item)) or dumps(item).encode() for item in items[common:])
         self._sent = (list(items), parts)
@@ -108,10 +109,15 @@ class WireMemo:
 
 
 def _common(items: list[Any], last: list[Any]) -> int:
-    """How many of ``last`` begin ``items``, the same objects: all, all but the last, or none counted."""
-    n = len(last)
-    if len(items) >= n and all(map(operator.is_, items, last)):
-        return n
-    if n > 1 and len(items) >= n - 1 and all(map(operator.is_, items, last[: n - 1])):
-        return n - 1
-    return 0
+    """How many items both lists begin with, the same objects (a binary search of C-speed
+    comparisons: a turn changed near the end costs no walk in Python)."""
+    if len(items) >= len(last) and all(map(operator.is_, items, last)):
+        return len(last)
+    low, high = 0, min(len(items), len(last))  # items[:low] is last[:low]; items[:high + 1] is not
+    while low < high:
+        middle = (low + high + 1) // 2
+        if all(map(operator.is_, items[:middle], last[:middle])):
+            low = middle
+        else:
+            high = middle - 1
+    return low
