@@ -11,6 +11,9 @@ reasoning policy in turn.
 
 from __future__ import annotations
 
+import sys
+import threading
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -98,3 +101,47 @@ def test_kept_compile_is_the_whole_chains(tmp_path_factory, steps):
                 for policy in POLICIES:
                     assert compiler.compiled(chain, policy) == compile_history(chain, policy)
                 assert compiler.merged(chain) == merge_commits(chain)
+
+
+def test_a_thread_compiling_beside_the_sends_changes_nothing(tmp_path):
+    """``Conversation.prepare`` compiles on a thread while the event loop may compile too (a
+    send, the gauge): every result from either side is the whole chain's."""
+    store_path = tmp_path / "h.db"
+    compiler = Compiler()
+    policy = POLICIES[1]
+    wrong: list[str] = []
+    stop = threading.Event()
+    with HistoryStore(store_path) as store:
+        sid = store.create_session()
+        store.append(sid, "user", Content.human("start"))
+        chains = [store.chain(sid)]
+
+        def beside() -> None:
+            while not stop.is_set():
+                chain = chains[-1]
+                if compiler.compiled(chain, policy) != compile_history(chain, policy):
+                    wrong.append(chain[-1].id)
+                if compiler.merged(chain) != merge_commits(chain):
+                    wrong.append(chain[-1].id)
+
+        thread = threading.Thread(target=beside)
+        previous = sys.getswitchinterval()
+        sys.setswitchinterval(1e-6)  # the two sides take turns as often as they can
+        thread.start()
+        try:
+            for i in range(60):
+                kind, content = [
+                    ("user", Content.human(f"q{i}")),
+                    ("reasoning", ai(ThinkingBlock(thought=f"t{i}"))),
+                    ("assistant", ai(TextBlock(text=f"a{i}"))),
+                ][i % 3]
+                store.append(sid, kind, content)  # type: ignore[arg-type]
+                chain = store.chain(sid)
+                chains.append(chain)
+                assert compiler.compiled(chain, policy) == compile_history(chain, policy)
+                assert compiler.merged(chain) == merge_commits(chain)
+        finally:
+            stop.set()
+            thread.join()
+            sys.setswitchinterval(previous)
+    assert wrong == []

@@ -40,6 +40,7 @@ def _divided(divide, text: str, width: int, fold: bool) -> object:
 @example("   ab   x", [8], 3, True)  # a fold of the leading spaces ends before a word: no place to go on from
 @example("abcdef   ", [6], 3, True)  # a fold inside a word's trailing spaces
 @example("ab   ", [4], 1, True)  # a break between two spaces
+@example("ababababcdefgxxx      ❤️", [23], 1, True)  # a word folded into a piece left empty: two breaks there
 def test_a_growing_line_breaks_where_divide_line_breaks_it(text, cuts, width, fold):
     breaks = internals.LineBreaks(divide_line)
     for cut in [*sorted(cuts), len(text), len(text)]:  # the last twice: seen again

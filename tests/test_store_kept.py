@@ -206,3 +206,18 @@ def test_a_chains_end_stops_at_a_parent_cycle_and_at_the_sessions_edge(tmp_path)
             with HistoryStore(path) as fresh:
                 end = [c.content.text for c in fresh.chain(session, head=head, last=last)]
             assert end == texts[-last:]
+
+
+def test_a_walk_cut_short_by_a_parent_cycle_is_not_taken_up(tmp_path):
+    """A cycle another tool left in the file: the walk that went round it is not the start of a
+    later walk through the same commits (which would repeat them)."""
+    path = tmp_path / "h.db"
+    with HistoryStore(path) as store:
+        sid = store.create_session()
+        a = store.append(sid, "user", Content.human("a")).id
+        b = store.append(sid, "user", Content.human("b")).id
+        head = store.append(sid, "user", Content.human("h")).id
+        with sqlite3.connect(path) as raw:
+            raw.execute("UPDATE commits SET parent_id = ? WHERE id = ?", (b, a))
+        store.chain(sid, head=a)  # round the cycle: a, b
+        assert [c.id for c in store.chain(sid, head=head)] == [c.id for c in fresh_chain(path, sid, head)]

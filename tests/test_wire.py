@@ -12,6 +12,7 @@ httpx writes for a fresh provider's plain dict.
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import pytest
 from httpx._content import encode_json
@@ -221,3 +222,63 @@ def test_a_fold_is_taken_up_only_where_the_messages_allow(provider_name):
         for end in range(1, len(messages) + 1):
             sent = messages[:end]
             assert kept_body(provider, sent, settings) == plain_body(provider_name, model, sent, settings)
+
+
+async def test_a_set_while_prepare_builds_does_not_reach_the_forms_it_keeps(tmp_path, loopback, monkeypatch):
+    """``/set`` lands while ``Conversation.prepare``'s thread is making the forms; the user sets it
+    back and presses Enter: the request is still what a plain build sends (the thread worked on a
+    copy of the settings, so no form was made under one setting and kept under another)."""
+    from strict_servers import Step, StrictAnthropic
+
+    from tractui.conversation.conversation import Conversation
+    from tractui.providers import anthropic
+
+    settings = Settings({"reasoning.includeInContext": True, "reasoning.format": "native", "context-limit": 10**7})
+    config = ProviderConfig("anthropic", "claude-opus-4-7", base_url=loopback.url, api_key_env="")
+    loopback.default = StrictAnthropic([Step(f"thinking {i}", text=f"answer {i}") for i in range(3)])
+    with HistoryStore(tmp_path / "history.db") as store:
+        conversation = Conversation(store, settings, config)
+        [_ async for _ in conversation.send("q1")]
+        in_thread, go_on = threading.Event(), threading.Event()
+        original = anthropic._assistant_turn
+
+        def held(*args, **kwargs):  # the thread stops here until the /set has landed
+            if threading.current_thread() is not threading.main_thread() and not in_thread.is_set():
+                in_thread.set()
+                go_on.wait(30)
+            return original(*args, **kwargs)
+
+        monkeypatch.setattr(anthropic, "_assistant_turn", held)
+        preparing = asyncio.create_task(conversation.prepare())
+        assert await asyncio.to_thread(in_thread.wait, 30)
+        settings.set("reasoning.includeInContext", False)  # typed while the thread builds
+        go_on.set()
+        await preparing
+        monkeypatch.setattr(anthropic, "_assistant_turn", original)
+        settings.set("reasoning.includeInContext", True)  # set back, then Enter
+        [_ async for _ in conversation.send("q2")]
+        sent = compile_history(store.chain(conversation.session_id or ""), settings)[:-1]  # the reply came after
+        await conversation.aclose()
+    body = loopback.requests[-1].body
+    assert body == plain_body("anthropic", "claude-opus-4-7", sent, settings)
+    assert b'"type":"thinking"' in body  # the first answer's signed thinking went back, natively
+
+
+def test_a_replaced_provider_keeps_nothing_for_a_next_request(tmp_path):
+    """A profile switch retires the provider: the forms and JSON it kept for its next request go."""
+    from tractui.conversation.conversation import Conversation
+
+    with HistoryStore(tmp_path / "history.db") as store:
+        sid = store.create_session()
+        for kind, content in turns("openai", "m")[:5]:
+            store.append(sid, kind, content)  # type: ignore[arg-type]
+        conversation = Conversation(store, Settings(), ProviderConfig("openai", "m", api_key_env=""), session_id=sid)
+        old = conversation.provider
+        messages = compile_history(store.chain(sid), Settings())
+        settings = Settings()
+        old.ready(messages, settings)
+        fold = (settings.view, settings.view.system_prompt)  # what the OpenAI builder keeps its fold under
+        assert old.wire.resume(messages, fold, len(messages)) is not None
+        conversation.switch_profile(ProviderConfig("anthropic", "m", api_key_env=""), Settings(), None)
+        assert conversation.provider is not old
+        assert old.wire.resume(messages, fold, len(messages)) is None

@@ -138,15 +138,17 @@ class Conversation:
         provider = self.provider
         await provider.warm()
         if self.session_id is not None:  # off the event loop: the chain compiled, its messages kept
-            await asyncio.to_thread(self._ready, provider)
+            # the settings as they are now: a /set meanwhile must not reach a form half made
+            await asyncio.to_thread(self._ready, provider, self.settings.copy())
 
-    def _ready(self, provider: Provider) -> None:
-        provider.ready(self._compiler.compiled(self.history(), self.settings), self.settings)
+    def _ready(self, provider: Provider, settings: Settings) -> None:
+        provider.ready(self._compiler.compiled(self.history(), settings), settings)
 
     def switch_profile(self, config: ProviderConfig, settings: Settings, name: str | None) -> None:
         """Use ``config`` and ``settings`` from the next request on; the history stays."""
         if config != self.config:
             if self._provider is not None:
+                self._provider.retire()
                 self._retired.append(self._provider)
             self._provider = None
             counter = TokenCounter(config.model)

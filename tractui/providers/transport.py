@@ -159,9 +159,16 @@ class Provider(ABC):
 
     def ready(self, messages: list[Content], settings: Settings) -> None:
         """Make ``messages``' forms and their JSON ahead of the request that will send them
-        (while the user types): pressing Enter then encodes only what is new."""
+        (while the user types): pressing Enter then encodes only what is new. Run on a
+        thread, it needs ``settings`` no one changes meanwhile (a copy): a form is kept
+        under the settings it was asked for."""
         with gc_paused(), contextlib.suppress(RequestError):  # refused settings: the request says so
             self.wire.encode(self.build_request(messages, settings), self.history_key)
+
+    def retire(self) -> None:
+        """Let go of what was kept for a next request: this provider makes none (a profile
+        switch replaced it; a reply it is still streaming is not touched)."""
+        self.wire = WireMemo()
 
     def url(self, settings: Settings) -> str:
         """The streaming endpoint (HTTP providers override; the demo has none)."""

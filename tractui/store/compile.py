@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -250,11 +249,12 @@ class Compiler:
     store hands out a new object for a commit that changed) with no new summary
     compiles only its end. ``allButLast`` reaches back to the last answered
     turn: compiled whole. ``tests/test_compile_kept.py`` holds it to
-    ``compile_history``. Safe to share with a thread (``Conversation.prepare``).
+    ``compile_history``. Safe to share with a thread (``Conversation.prepare``)
+    without a lock, which would hold the event loop while the thread compiles:
+    each call makes a record of its own and puts it in place whole.
     """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
         self._kept: dict[Mode, _Kept] = {}
 
     def compiled(self, commits: Sequence[Commit], settings: Settings) -> list[Content]:
@@ -269,7 +269,7 @@ class Compiler:
         return self._run(commits, "stored")
 
     def _run(self, commits: Sequence[Commit], mode: Mode) -> list[Content]:
-        with self._lock, gc_paused():
+        with gc_paused():
             kept = self._kept.get(mode)
             n = len(kept.chain) if kept is not None else 0
             if (

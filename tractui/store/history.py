@@ -440,7 +440,8 @@ class HistoryStore:
         picked.reverse()
         if walked is not None and current == walked[0]:
             picked = [*walked[1], *picked]
-        known.walked = (start, picked)
+        if current is None or current not in seen:  # not a walk cut short by a cycle: its end is its own
+            known.walked = (start, picked)
         if last is not None:
             picked = picked[-last:] if last > 0 else []
         for commit in _rows_to_commits([rows[i] for i in picked if i not in commits]):

@@ -15,6 +15,7 @@ check against the originals.
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import threading
 from bisect import bisect_left, bisect_right
@@ -24,6 +25,7 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import textual.content
+from rich.cells import cell_len
 from textual import events
 from textual._compositor import ChopsUpdate, Compositor, CompositorUpdate, LayoutUpdate
 from textual._spatial_map import SpatialMap
@@ -195,7 +197,10 @@ class LineBreaks:
 
         A break before a word (after a space, past any leading spaces) stays however
         the text after it grows: the words before it are whole, the line it starts is
-        a fresh one, and a longer word fits no better.
+        a fresh one, and a longer word fits no better. Only before a word that fits
+        the width, though: one that is folded gets a break at each of its pieces, and
+        rich gives none at the very start of a text (``if start``), so a piece left
+        empty (a character wider than the line) would lose its break.
         """
         base = next(
             (
@@ -210,7 +215,7 @@ class LineBreaks:
         lead = len(text) - len(text.lstrip())
         for index in range(len(base[1]) - 1, -1, -1):
             at = base[1][index]
-            if at > lead and text[at - 1].isspace() and not text[at].isspace():
+            if at > lead and text[at - 1].isspace() and not text[at].isspace() and _fits(text, at, width):
                 return [*base[1][: index + 1], *(at + tail for tail in self.divide(text[at:], width, fold))]
         return self.divide(text, width, fold)
 
@@ -222,6 +227,15 @@ class LineBreaks:
         while len(self._kept) > BREAKS_KEPT or self._chars > BREAKS_CHARS:
             (text, _, _), _ = self._kept.popitem(last=False)
             self._chars -= len(text)
+
+
+_WORD = re.compile(r"\S+")  # a word as rich's ``words`` finds it, without the spaces after it
+
+
+def _fits(text: str, at: int, width: int) -> bool:
+    """The word at ``at`` fits a line of ``width`` cells: rich does not fold it."""
+    word = _WORD.match(text, at)
+    return word is not None and cell_len(word.group()) <= width
 
 
 def remember_line_breaks() -> None:
