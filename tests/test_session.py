@@ -162,6 +162,27 @@ async def test_cancel_keeps_the_partial_reply_marked_interrupted(store, config, 
     await conv.aclose()
 
 
+async def test_cancel_before_the_reply_stream_first_runs_ends_the_turn(store, config, loopback, monkeypatch):
+    """Esc handled after the reply's stream task is made and before it first runs (the moment a
+    tool round hands over to the next request): the turn ends, cancelled, instead of waiting for
+    an end the task never got to send."""
+    loopback.add(word_stream(["word "] * 50, seed=3))
+    conv = Conversation(store, Settings(), config)
+    original = Conversation._flush_loop
+
+    def flusher(self, writer, assembler):  # made right after the stream task: cancel there
+        self.cancel()
+        return original(self, writer, assembler)
+
+    monkeypatch.setattr(Conversation, "_flush_loop", flusher)
+    events = await asyncio.wait_for(collect(conv.send("go")), 30)
+    assert isinstance(events[-1], StreamError) and events[-1].kind == "cancelled"
+    assert [(c.kind, c.status) for c in conv.history()] == [("user", "complete"), ("assistant", "interrupted")]
+    assert loopback.requests == []  # nothing was sent
+    assert not conv.streaming
+    await conv.aclose()
+
+
 async def test_cancelling_the_consumer_task_keeps_the_partial(store, config, loopback):
     loopback.add(word_stream(["slow "] * 400, seed=2, max_chunk=200, pace=0.005))
     conv = Conversation(store, Settings(), config)

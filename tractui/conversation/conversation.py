@@ -16,6 +16,7 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any, get_args
 
 from tractui.conversation.compaction.preflight import Preflight, trim_for_retry
@@ -346,6 +347,19 @@ class Conversation:
             self._tool_tokens = (text, self._counter.count(text))
         return self._tool_tokens[1]
 
+    def _start_pump(
+        self,
+        provider: Provider,
+        messages: list[Content],
+        settings: Settings,
+        system: str | None,
+        queue: asyncio.Queue[StreamEvent | _End],
+        room: asyncio.Semaphore,
+    ) -> asyncio.Task[None]:
+        task = asyncio.create_task(self._pump(provider, messages, settings, system, queue, room, self._offered))
+        task.add_done_callback(partial(_told_if_never_run, queue))
+        return task
+
     async def _pump(
         self,
         provider: Provider,
@@ -424,9 +438,7 @@ class Conversation:
         room = asyncio.Semaphore(AHEAD)
         self._cancelled = False
         self._streaming_parent = parent_id
-        self._producer = asyncio.create_task(
-            self._pump(provider, messages, settings, system, queue, room, self._offered)
-        )
+        self._producer = self._start_pump(provider, messages, settings, system, queue, room)
         flusher = asyncio.create_task(self._flush_loop(writer, assembler))
         try:
             while True:
@@ -436,9 +448,7 @@ class Conversation:
                     if retry is None:
                         break
                     messages, retry, basis = retry, None, None  # a trimmed request is no basis for the gauge
-                    self._producer = asyncio.create_task(
-                        self._pump(provider, messages, settings, system, queue, room, self._offered)
-                    )
+                    self._producer = self._start_pump(provider, messages, settings, system, queue, room)
                     continue
                 event = item
                 if (
@@ -583,6 +593,14 @@ class Conversation:
             chain = self.store.chain(self.session_id or "", head=parent)
             cached = self._before_reply = ((self.session_id, parent), chain, self._compiler.merged(chain))
         return cached[1], cached[2]
+
+
+def _told_if_never_run(queue: asyncio.Queue[StreamEvent | _End], task: asyncio.Task[None]) -> None:
+    """A pump cancelled before it first ran (Esc between the task's making and its start) never
+    reached its own ``finally``: tell the consumer the end for it, or the reply waits for ever."""
+    if task.cancelled():
+        queue.put_nowait(StreamError(kind="cancelled", message="cancelled"))
+        queue.put_nowait(_END)
 
 
 def _not_sent(exc: StoreError) -> StreamError:
