@@ -160,9 +160,6 @@ class _Help(io.TextIOBase):
     def __init__(self, out: Terminal) -> None:
         self._out = out
 
-    def writable(self) -> bool:
-        return True
-
     def write(self, text: str) -> int:
         self._out.write(text)
         return len(text)

@@ -15,7 +15,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any, get_args
 
@@ -347,19 +347,6 @@ class Conversation:
             self._tool_tokens = (text, self._counter.count(text))
         return self._tool_tokens[1]
 
-    def _start_pump(
-        self,
-        provider: Provider,
-        messages: list[Content],
-        settings: Settings,
-        system: str | None,
-        queue: asyncio.Queue[StreamEvent | _End],
-        room: asyncio.Semaphore,
-    ) -> asyncio.Task[None]:
-        task = asyncio.create_task(self._pump(provider, messages, settings, system, queue, room, self._offered))
-        task.add_done_callback(partial(_told_if_never_run, queue))
-        return task
-
     async def _pump(
         self,
         provider: Provider,
@@ -438,7 +425,8 @@ class Conversation:
         room = asyncio.Semaphore(AHEAD)
         self._cancelled = False
         self._streaming_parent = parent_id
-        self._producer = self._start_pump(provider, messages, settings, system, queue, room)
+        pump = self._pump(provider, messages, settings, system, queue, room, self._offered)
+        self._producer = _started(pump, queue)
         flusher = asyncio.create_task(self._flush_loop(writer, assembler))
         try:
             while True:
@@ -448,7 +436,8 @@ class Conversation:
                     if retry is None:
                         break
                     messages, retry, basis = retry, None, None  # a trimmed request is no basis for the gauge
-                    self._producer = self._start_pump(provider, messages, settings, system, queue, room)
+                    pump = self._pump(provider, messages, settings, system, queue, room, self._offered)
+                    self._producer = _started(pump, queue)
                     continue
                 event = item
                 if (
@@ -593,6 +582,13 @@ class Conversation:
             chain = self.store.chain(self.session_id or "", head=parent)
             cached = self._before_reply = ((self.session_id, parent), chain, self._compiler.merged(chain))
         return cached[1], cached[2]
+
+
+def _started(pump: Coroutine[Any, Any, None], queue: asyncio.Queue[StreamEvent | _End]) -> asyncio.Task[None]:
+    """``pump`` running, its end always told to the consumer of ``queue``."""
+    task = asyncio.create_task(pump)
+    task.add_done_callback(partial(_told_if_never_run, queue))
+    return task
 
 
 def _told_if_never_run(queue: asyncio.Queue[StreamEvent | _End], task: asyncio.Task[None]) -> None:

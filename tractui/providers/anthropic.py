@@ -214,16 +214,9 @@ def build_messages(
     """
     loop = current_turn_start(messages)
     view = settings.view
-    fold = (view, model)
-    out: list[dict[str, Any]] = []
-    system: list[str] = []
-    start = 0
-    if (found := wire.resume(messages, fold, loop)) is not None:
-        start, (kept, texts) = found
-        out, system = list(kept), list(texts)
-    for index in range(start, len(messages)):
-        if index == loop:
-            wire.save(messages, loop, fold, (list(out), list(system)))
+    fresh: tuple[list[dict[str, Any]], list[str]] = ([], [])
+    (out, system), steps = wire.fold(messages, (view, model), loop, fresh)
+    for index in steps:
         content = messages[index]
         if content.speaker == "system":
             system.append(content.text)
@@ -236,8 +229,6 @@ def build_messages(
         else:
             turn = wire.form(content, "user", partial(_user_turn, content))
         add_turn(out, turn, "content")
-    if loop == len(messages) and loop > start:
-        wire.save(messages, loop, fold, (list(out), list(system)))
     return out, system
 
 

@@ -155,17 +155,9 @@ def build_contents(
     each message's turn is kept in ``wire`` for the next request."""
     loop = current_turn_start(messages)
     view = settings.view
-    fold = (view, model)
-    contents: list[dict[str, Any]] = []
-    system: list[str] = []
-    calls: dict[str, ToolCallBlock] = {}
-    start = 0
-    if (found := wire.resume(messages, fold, loop)) is not None:
-        start, (kept, texts, known) = found
-        contents, system, calls = list(kept), list(texts), dict(known)
-    for index in range(start, len(messages)):
-        if index == loop:
-            wire.save(messages, loop, fold, (list(contents), list(system), dict(calls)))
+    fresh: tuple[list[dict[str, Any]], list[str], dict[str, ToolCallBlock]] = ([], [], {})
+    (contents, system, calls), steps = wire.fold(messages, (view, model), loop, fresh)
+    for index in steps:
         content = messages[index]
         if content.speaker == "system":
             system.append(content.text)
@@ -179,8 +171,6 @@ def build_contents(
             answered = tuple(calls.get(b.tool_call_id) for b in content.blocks if isinstance(b, ToolResultBlock))
             turn = wire.form(content, answered, partial(_user_turn, content, calls))
         add_turn(contents, turn, "parts")
-    if loop == len(messages) and loop > start:
-        wire.save(messages, loop, fold, (list(contents), list(system), dict(calls)))
     return contents, system
 
 

@@ -375,14 +375,9 @@ class OpenAIChatProvider(Provider):
         key = (send_as, field_name, thinking_on)
         loop = current_turn_start(messages)
         wire = self.wire
-        fold = (view, prompt)
-        if (found := wire.resume(messages, fold, loop)) is not None:
-            start, out = found[0], list(found[1])
-        else:
-            start, out = 0, [{"role": "system", "content": prompt}] if prompt else []
-        for index in range(start, len(messages)):
-            if index == loop:
-                wire.save(messages, loop, fold, list(out))
+        fresh: list[dict[str, Any]] = [{"role": "system", "content": prompt}] if prompt else []
+        (out,), steps = wire.fold(messages, (view, prompt), loop, (fresh,))
+        for index in steps:
             message = messages[index]
             if message.speaker == "system":
                 out.append({"role": "system", "content": message.text})
@@ -397,8 +392,6 @@ class OpenAIChatProvider(Provider):
                 out.append(wire.form(message, "tags", partial(_tagged, message)))
             else:
                 out.append(wire.form(message, key, partial(_assistant, message, send_as, field_name, thinking_on)))
-        if loop == len(messages) and loop > start:
-            wire.save(messages, loop, fold, list(out))
         return out
 
 

@@ -119,16 +119,9 @@ def build_input(
     items are kept in ``wire`` for the next request."""
     loop = current_turn_start(messages)
     view = settings.view
-    fold = (view, model)
-    items: list[dict[str, Any]] = []
-    system: list[str] = []
-    start = 0
-    if (found := wire.resume(messages, fold, loop)) is not None:
-        start, (kept, texts) = found
-        items, system = list(kept), list(texts)
-    for index in range(start, len(messages)):
-        if index == loop:
-            wire.save(messages, loop, fold, (list(items), list(system)))
+    fresh: tuple[list[dict[str, Any]], list[str]] = ([], [])
+    (items, system), steps = wire.fold(messages, (view, model), loop, fresh)
+    for index in steps:
         content = messages[index]
         if content.speaker == "system":
             system.append(content.text)
@@ -139,8 +132,6 @@ def build_input(
             )
         else:
             items.extend(wire.form(content, "user", partial(_user_items, content)))
-    if loop == len(messages) and loop > start:
-        wire.save(messages, loop, fold, (list(items), list(system)))
     return items, system
 
 

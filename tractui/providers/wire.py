@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
+S = TypeVar("S", bound=tuple[Any, ...])  # a builder's fold: its turns so far, and what else it carries
 
 _MARK = "\x00tractui:history\x00"
 _FEW = 32  # new items encoded as they come; beyond, the last body's JSON is looked for by identity
@@ -46,8 +47,8 @@ class WireMemo:
     must not be changed once made. A builder folds the messages into its turns
     one by one, and a message's form never depends on those after it, except
     through the tool loop in progress: the fold's state where that loop begins
-    (``save``) is taken up by the next request whose messages begin with the
-    same objects, under the same key, with no loop begun earlier (``resume``).
+    is taken up by the next request whose messages begin with the
+    same objects, under the same key, with no loop begun earlier (``fold``).
     """
 
     def __init__(self) -> None:
@@ -56,11 +57,28 @@ class WireMemo:
         self._fold: _Fold | None = None
         self._sent: tuple[list[Any], list[bytes]] = ([], [])  # the last body's history and each item's JSON
 
+    def fold(self, messages: Sequence[object], key: Hashable, loop: int, fresh: S) -> tuple[S, Iterator[int]]:
+        """The state to fold ``messages`` into and the indices still to fold: the last fold's
+        state, copied, where these messages allow taking it up (``resume``), else ``fresh``
+        from the first. The builder changes the state's lists and dicts in place as it folds;
+        a copy is saved where the tool loop in progress begins (``loop``) for the next request."""
+        found = self.resume(messages, key, loop)
+        start, state = (found[0], _copied(found[1])) if found is not None else (0, fresh)
+        return state, self._steps(messages, key, loop, start, state)
+
+    def _steps(self, messages: Sequence[object], key: Hashable, loop: int, start: int, state: S) -> Iterator[int]:
+        for index in range(start, len(messages)):
+            if index == loop:
+                self._fold = _Fold(list(messages[:loop]), key, _copied(state))
+            yield index
+        if loop == len(messages) and loop > start:
+            self._fold = _Fold(list(messages[:loop]), key, _copied(state))
+
     def resume(self, messages: Sequence[object], key: Hashable, loop: int) -> tuple[int, Any] | None:
-        """Where to take up the last fold, and its state (shared: copy it before changing it,
-        a thread may take it up too), when these messages allow; else None, and a fold from
-        the start begins: the forms the last one used stay findable, the others go, unless it
-        used none (the parameter preview's one-line request)."""
+        """Where to take up the last fold, and its state (shared: not to be changed), when these
+        messages allow; else None, and a fold from the start begins: the forms the last one used
+        stay findable, the others go, unless it used none (the parameter preview's one-line
+        request)."""
         fold = self._fold
         end = len(fold.messages) if fold is not None else 0
         if (
@@ -74,10 +92,6 @@ class WireMemo:
         if self._next_forms:
             self._forms, self._next_forms = self._next_forms, {}
         return None
-
-    def save(self, messages: Sequence[object], end: int, key: Hashable, state: Any) -> None:
-        """The fold's state after ``messages[:end]`` (where the tool loop in progress begins)."""
-        self._fold = _Fold(list(messages[:end]), key, state)
 
     def form(self, source: object, key: Hashable, make: Callable[[], T]) -> T:
         """``source``'s form under ``key``: the one made before, or ``make()``."""
@@ -106,6 +120,11 @@ class WireMemo:
             parts.extend(known.get(id(item)) or dumps(item).encode() for item in items[common:])
         self._sent = (list(items), parts)
         return b"".join((around[0].encode(), b"[", b",".join(parts), b"]", around[1].encode()))
+
+
+def _copied(state: S) -> S:
+    """``state`` with each of its lists and dicts copied: one side may change its own."""
+    return cast(S, tuple(part.copy() for part in state))
 
 
 def _common(items: list[Any], last: list[Any]) -> int:
