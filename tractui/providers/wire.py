@@ -23,8 +23,8 @@ T = TypeVar("T")
 S = TypeVar("S", bound=tuple[Any, ...])  # a builder's fold: its turns so far, and what else it carries
 
 _MARK = "\x00tractui:history\x00"
-_FEW = 32  # new items encoded as they come; beyond, the last body's JSON is looked for by identity
 _MARK_JSON = json.dumps(_MARK)
+_FEW = 32  # new items encoded as they come; beyond, the last body's JSON is looked for by identity
 
 
 # what ``json.dumps`` makes for httpx's ``json=`` body (compact, UTF-8 kept, no NaN), made once
