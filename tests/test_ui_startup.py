@@ -20,6 +20,7 @@ from tractui.store.history import HistoryStore
 from tractui.ui import app as app_module
 from tractui.ui.app import TractApp
 from tractui.ui.internals import watch_painted
+from tractui.ui.launch import opened
 from tractui.ui.pending import PendingConversation
 from tractui.ui.widgets.footer import GaugeFooter
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
@@ -34,33 +35,79 @@ def dirs(tmp_path, monkeypatch):
 def pending_app(
     tmp_path, gate: threading.Event, *, resuming: bool = False, session: str | None = None
 ) -> tuple[TractApp, HistoryStore]:
+    """As ``tractui`` (or ``-c`` when ``resuming``) builds it, the build held until ``gate`` is set."""
     store = HistoryStore(tmp_path / "history.db")
     settings = Settings()
+    if resuming:
+        session = session or store.create_session("resumed")
 
     def build() -> Conversation:
         gate.wait(10)
-        conversation = Conversation(store, settings, DEMO, provider=DemoProvider(DEMO, pace=0))
-        if session is not None:
-            conversation.open_session(session)
-        return conversation
+        return Conversation(store, settings, DEMO, session_id=session, provider=DemoProvider(DEMO, pace=0))
 
-    pending = PendingConversation(DEMO, settings, None, build, resuming=resuming)
+    pending = PendingConversation(
+        DEMO, settings, None, build, opened=opened(store, session) if session is not None else None
+    )
     return TractApp(pending, clock=FakeClock()), store
 
 
-async def test_a_session_being_resumed_says_so_until_its_messages_are_drawn(tmp_path):
+def resumable(tmp_path: Path) -> str:
+    """A session of three questions and answers in the history file."""
+    with HistoryStore(tmp_path / "history.db") as store:
+        session = store.create_session("resumed")
+        for i in range(3):
+            store.append(session, "user", Content.human(f"question {i}"))
+            store.append(session, "assistant", Content(speaker="ai", blocks=[TextBlock(text=f"answer {i}")]))
+    return session
+
+
+async def test_a_resumed_session_says_so_then_draws_its_newest_message_before_the_conversation_is_built(tmp_path):
+    """The newest message waits for neither the conversation's imports (provider, tools,
+    compaction) nor the tokenizer: it is read from the history file the app opened."""
     from ui_support import screen_text
 
     gate = threading.Event()
-    app, store = pending_app(tmp_path, gate, resuming=True)
+    app, store = pending_app(tmp_path, gate, resuming=True, session=resumable(tmp_path))
+    painted: list[str] = []
+    watch_painted(app, lambda screen, update: painted.append(screen_text(app)) if update is not None else None)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.pause()
-            assert "Loading this session…" in screen_text(app)  # not a blank screen while it loads
+            await wait_for(pilot, lambda: "answer 2" in screen_text(app))
+            assert not app.chat.ready  # its build still held
+            assert "Loading this session…" not in screen_text(app)
             gate.set()
             await wait_for(pilot, lambda: app.chat.ready)
             await settle(pilot)
-            assert "Loading this session…" not in screen_text(app)
+            assert [m.text for m in app.query(UserMessage)] == ["question 0", "question 1", "question 2"]
+    finally:
+        gate.set()
+        store.close()
+    newest = next(i for i, text in enumerate(painted) if "answer 2" in text)
+    assert any("Loading this session…" in text for text in painted[:newest])  # not a blank screen meanwhile
+
+
+async def test_a_resumed_session_goes_on_from_the_messages_drawn_when_another_window_writes_meanwhile(tmp_path):
+    """Another tractui on the session wrote between the drawing of its newest messages and the
+    build: this window's conversation continues the branch it shows, not the other's."""
+    from ui_support import screen_text
+
+    session = resumable(tmp_path)
+    gate = threading.Event()
+    app, store = pending_app(tmp_path, gate, resuming=True, session=session)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, lambda: "answer 2" in screen_text(app))
+            with HistoryStore(tmp_path / "history.db") as other:
+                other.append(session, "user", Content.human("from the other window"))
+            gate.set()
+            await wait_for(pilot, lambda: app.chat.ready)
+            await settle(pilot)
+            assert [c.content.text for c in app.conversation.history()][-2:] == ["question 2", "answer 2"]
+            await type_line(pilot, "mine")
+            await wait_for(pilot, lambda: len(app.query(AssistantMessage)) == 4)
+            await settle(pilot)
+            asked = [c.content.text for c in app.conversation.history() if c.kind == "user"]
+            assert asked == ["question 0", "question 1", "question 2", "mine"]
     finally:
         gate.set()
         store.close()
@@ -71,13 +118,8 @@ async def test_a_resumed_session_goes_from_loading_to_its_newest_message_with_no
     newest message."""
     from ui_support import screen_text
 
-    with HistoryStore(tmp_path / "history.db") as store:
-        session = store.create_session("resumed")
-        for i in range(3):
-            store.append(session, "user", Content.human(f"question {i}"))
-            store.append(session, "assistant", Content(speaker="ai", blocks=[TextBlock(text=f"answer {i}")]))
     gate = threading.Event()
-    app, store = pending_app(tmp_path, gate, resuming=True, session=session)
+    app, store = pending_app(tmp_path, gate, resuming=True, session=resumable(tmp_path))
     painted: list[str] = []
     watch_painted(app, lambda screen, update: painted.append(screen_text(app)) if update is not None else None)
     try:

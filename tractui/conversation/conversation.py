@@ -77,7 +77,7 @@ class Conversation:
         self._provider = provider
         self._retired: list[Provider] = []  # replaced by a profile switch; closed in aclose()
         self.session_id: str | None = store.resolve_session(session_id) if session_id else None
-        if self.session_id is not None:
+        if self.session_id is not None and store.seen_head(self.session_id) is None:  # the head the app drew from stays
             store.see_head(self.session_id)
         self._producer: asyncio.Task[None] | None = None
         self._cancelled = False
@@ -114,7 +114,7 @@ class Conversation:
         another tractui on the same session has written since; only its ``last`` commits when given."""
         if self.session_id is None:
             return []
-        return self.store.chain(self.session_id, head=self.store.seen_head(self.session_id), last=last)
+        return self.store.seen_chain(self.session_id, last)
 
     def messages(self) -> list[Content]:
         """What would be sent now (reasoning policy applied)."""

@@ -171,6 +171,11 @@ class HistoryStore:
         """The head of ``session_id`` as this process last saw or left it (``None``: not yet)."""
         return self._heads.get(session_id)
 
+    def seen_chain(self, session_id: str, last: int | None = None) -> list[Commit]:
+        """The session's branch at ``seen_head`` (the file's head when not seen yet), root → head;
+        only its ``last`` commits when given."""
+        return self.chain(session_id, head=self.seen_head(session_id), last=last)
+
     def see_head(self, session_id: str) -> str | None:
         """Take the session's head as it is in the file now as this process's."""
         head = self.head(session_id)

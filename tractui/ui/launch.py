@@ -7,17 +7,18 @@ exits 2 with one line); the conversation itself is built after the first frame.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tractui.config.options import CliOptions
     from tractui.config.startup import Startup
     from tractui.conversation.conversation import Conversation
-    from tractui.store.history import HistoryStore
+    from tractui.store.history import Commit, HistoryStore
     from tractui.ui.app import TractApp
 
 
@@ -68,10 +69,17 @@ def _prepare(options: CliOptions) -> tuple[TractApp, HistoryStore] | int:
         startup.profile_name,
         lambda: _conversation(store, startup, session_id),
         follow_session_profile=session_id is not None and not options.chose_setup,
-        resuming=session_id is not None,
+        opened=opened(store, session_id) if session_id is not None else None,
     )
     app = TractApp(pending, notices=startup.notices, theme=startup.theme, heap=Heap(enabled=True))
     return app, store
+
+
+def opened(store: HistoryStore, session_id: str) -> Callable[[int | None], list[Commit]]:
+    """The session as this window opens it, ``chain(last)``: its head taken now, so that the
+    messages drawn before the conversation is built are the ones it continues from."""
+    store.see_head(session_id)
+    return functools.partial(store.seen_chain, session_id)
 
 
 FRAMES_PER_SECOND = 120

@@ -1,7 +1,8 @@
 """A conversation still being built: what the first frame shows, and how to build the rest.
 
 The app draws its first frame from the start-up's config, settings and profile
-name alone; ``build`` (store, provider, tokenizer: the slow imports) runs after it.
+name alone, then a resumed session's newest messages from ``opened``; ``build``
+(provider, tools, compaction: the slow imports) runs after those are painted.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from tractui.conversation.conversation import Conversation
     from tractui.core.settings import Settings
     from tractui.providers.transport import ProviderConfig
+    from tractui.store.history import Commit
 
 
 @dataclass
@@ -23,4 +25,10 @@ class PendingConversation:
     profile_name: str | None
     build: Callable[[], Conversation]
     follow_session_profile: bool = False  # resumed with no --profile or --provider: take the session's own
-    resuming: bool = False  # a session is opened (-c, --resume): the first frame says it is being drawn
+    # the session opened (-c, --resume) as the conversation will hold it: ``chain(last)``
+    opened: Callable[[int | None], list[Commit]] | None = None
+
+    @property
+    def resuming(self) -> bool:
+        """A session is opened: the first frame says it is being drawn."""
+        return self.opened is not None

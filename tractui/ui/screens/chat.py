@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from tractui.conversation.conversation import Conversation
     from tractui.core.events import TurnEvent
     from tractui.core.settings import Settings
+    from tractui.store.history import Commit
     from tractui.tools.consent import Decision, ToolRequest
     from tractui.tools.server import McpConnection
     from tractui.tools.toolbox import Toolbox
@@ -172,16 +173,22 @@ class ChatScreen(Screen[None]):
 
     @work(group="startup")
     async def _after_first_frame(self) -> None:
-        """Build the conversation off the event loop and draw the newest message, then load
-        the tokenizer, show the gauge, draw the rest of the first screens and handle what was
-        typed meanwhile: the first frame never waits, and the newest message not for the tokenizer."""
+        """Draw a resumed session's newest message, build the conversation off the event loop,
+        then load the tokenizer, show the gauge, draw the rest of the first screens and handle
+        what was typed meanwhile: the first frame never waits, and the newest message neither
+        for the conversation's imports nor for the tokenizer."""
         follow = False
-        if self._pending is not None:
-            self._conversation = await asyncio.to_thread(self._pending.build)
+        pending = self._pending
+        if pending is not None and pending.opened is not None:
+            await self.show_history(initial=True, chain=pending.opened)
+            await self.frames.painted()  # before the build's imports compete with the paint for the interpreter
+        if pending is not None:
+            self._conversation = await asyncio.to_thread(pending.build)
             self._watch_settings()
-            follow = self._pending.follow_session_profile
-        await self.show_history(initial=True)
-        await self.frames.painted()  # before the tokenizer's load competes with the paint for the interpreter
+            follow = pending.follow_session_profile
+        if pending is None or pending.opened is None:
+            await self.show_history(initial=True)
+            await self.frames.painted()  # before the tokenizer's load, as above
         from tractui.core.tokens import encoding_for_model, get_encoding
 
         await asyncio.to_thread(get_encoding, encoding_for_model(self.conversation.config.model))
@@ -344,9 +351,12 @@ class ChatScreen(Screen[None]):
         return widget
 
     # -- history -----------------------------------------------------------
-    async def show_history(self, *, initial: bool = False) -> None:
-        """Show the current session's branch: on start-up above the notices and anything
-        typed meanwhile; after /new, /sessions or /compact in place of the view.
+    async def show_history(
+        self, *, initial: bool = False, chain: Callable[[int | None], list[Commit]] | None = None
+    ) -> None:
+        """Show the current session's branch (``chain``, before the conversation is built):
+        on start-up above the notices and anything typed meanwhile; after /new, /sessions or
+        /compact in place of the view.
 
         The newest message is drawn first and painted on its own; the messages above it,
         to a few screens, come after (on start-up, once the tokenizer is loaded)."""
@@ -356,7 +366,11 @@ class ChatScreen(Screen[None]):
                 await chat.remove_children()
             await chat.query(".loading").remove()
             await self.pager.show(
-                chat, self.conversation.history, batch=0, folded=self.thinking_folded, public=self._public_markdown
+                chat,
+                chain or self.conversation.history,
+                batch=0,
+                folded=self.thinking_folded,
+                public=self._public_markdown,
             )
             chat.jump_to_end()
         if not initial:
