@@ -146,6 +146,14 @@ ANTHROPIC_BUDGET_GONE = (
     '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and '
     '"output_config.effort" to control thinking behavior.'
 )
+# Opus 5.5 and Fable 5.1 and later (platform.claude.com, what's new in Claude Opus 5.5, read 2026-11-27)
+ANTHROPIC_CANNOT_DISABLE = (
+    '"thinking.type.disabled" is not supported for this model. Use "thinking.type.adaptive" and '
+    '"output_config.effort" to control thinking behavior.'
+)
+# between_tools where the model does not take it, or at effort xhigh or max on Sonnet 5.5: a 400 per the
+# troubleshooting page, whose wording for these two was not found; this follows the pattern above
+ANTHROPIC_BETWEEN_TOOLS = '"thinking.type.between_tools" is not supported {why}.'
 
 
 @dataclass
@@ -153,12 +161,21 @@ class StrictAnthropic(Strict):
     signed: dict[str, str] = field(default_factory=dict)  # signature -> thinking text
 
     adaptive_only: bool = True  # Opus 4.7 and later, Sonnet 5 and later: budgets are refused
+    off: str = "disabled"  # how the model turns thinking off: disabled, between_tools (Sonnet 5.5), never
 
     def check(self, body: Any) -> str | None:
         kind = (body.get("thinking") or {}).get("type")
         if kind == "enabled" and self.adaptive_only:
             return ANTHROPIC_BUDGET_GONE
-        thinking = kind in ("enabled", "adaptive")
+        if kind == "disabled" and self.off != "disabled":
+            return ANTHROPIC_CANNOT_DISABLE
+        if kind == "between_tools":
+            if self.off != "between_tools":
+                return ANTHROPIC_BETWEEN_TOOLS.format(why="for this model")
+            effort = (body.get("output_config") or {}).get("effort")
+            if effort in ("xhigh", "max"):
+                return ANTHROPIC_BETWEEN_TOOLS.format(why=f"with effort {effort}")
+        thinking = kind in ("enabled", "adaptive")  # between_tools: no thinking before the first tool call
         choice = (body.get("tool_choice") or {}).get("type")
         if thinking and choice in ("any", "tool"):
             return ANTHROPIC_FORCED
@@ -181,7 +198,9 @@ class StrictAnthropic(Strict):
                         return ANTHROPIC_MODIFIED.format(i=i, j=j)
         last = next((i for i in range(len(messages) - 1, -1, -1) if messages[i]["role"] == "assistant"), None)
         ends_in_results = any(b.get("type") == "tool_result" for b in messages[-1]["content"])
-        if thinking and last is not None and ends_in_results:
+        # a model that cannot turn thinking off is not documented to refuse a loop without it (it drops the
+        # thinking of models it cannot read, without an error): this server takes such a loop
+        if thinking and self.off != "never" and last is not None and ends_in_results:
             first = messages[last]["content"][0]["type"]
             if first not in ("thinking", "redacted_thinking"):
                 return ANTHROPIC_START.format(i=last, found=first)

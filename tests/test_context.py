@@ -140,15 +140,18 @@ def test_a_policy_changed_since_the_last_call_moves_the_earlier_turns_thinking_a
     assert dropped.breakdown.thinking == 0
 
 
-def anthropic_cost(settings: Settings):
+CLAUDE = "claude-opus-4-7"  # a model that strips earlier turns' thinking on Anthropic's side
+
+
+def anthropic_cost(settings: Settings, model: str = CLAUDE):
     """Anthropic's own word on what thinking costs as sent (the gauge's one question to the provider)."""
-    provider = AnthropicProvider(ProviderConfig("anthropic", "claude-x", api_key_env=""))
+    provider = AnthropicProvider(ProviderConfig("anthropic", model, api_key_env=""))
     return lambda message, current: provider.thinking_tokens(message, settings, COUNTER, current_turn=current)
 
 
-def claude(thought: str, text: str) -> Content:
+def claude(thought: str, text: str, model: str = CLAUDE) -> Content:
     blocks = [ThinkingBlock(thought=thought, signature="sig"), TextBlock(text=text)]
-    return Content(speaker="ai", blocks=blocks, metadata={"provider": "anthropic", "model": "claude-x"})
+    return Content(speaker="ai", blocks=blocks, metadata={"provider": "anthropic", "model": model})
 
 
 def test_anthropic_earlier_turns_thinking_sent_natively_does_not_count():
@@ -158,6 +161,19 @@ def test_anthropic_earlier_turns_thinking_sent_natively_does_not_count():
     text = BASIS.output_tokens - BASIS.reasoning_tokens
     assert reading.effective == BASIS.input_tokens + text + tokens_of(history[2])
     assert reading.breakdown.thinking == 0
+
+
+def test_anthropic_earlier_turns_thinking_counts_where_the_model_preserves_it():
+    """Claude Fable 5.1 and later keep earlier turns' thinking blocks in context, billed as input."""
+    model = "claude-sonnet-5-5"
+    first = claude(THOUGHT, "first answer", model)
+    history = [Content.human("first question"), first, Content.human("second question")]
+    settings = policy(True, "none", **{"reasoning.format": "native"})
+    cost = anthropic_cost(settings, model)
+    reading = measure_context(history, settings, basis=BASIS, counter=COUNTER, thinking_tokens=cost)
+    text = BASIS.output_tokens - BASIS.reasoning_tokens
+    assert reading.effective == BASIS.input_tokens + text + COUNTER.count(THOUGHT) + tokens_of(history[2])
+    assert reading.breakdown.thinking == COUNTER.count(THOUGHT)
 
 
 def test_anthropic_earlier_turns_thinking_sent_as_text_counts_with_its_wrapper():
@@ -179,7 +195,7 @@ def test_anthropic_current_turn_thinking_counts_in_a_tool_loop():
                 ThinkingBlock(thought=THOUGHT, signature="s"),
                 ToolCallBlock(id="t", name="weather", arguments="{}"),
             ],
-            metadata={"provider": "anthropic", "model": "claude-x"},
+            metadata={"provider": "anthropic", "model": CLAUDE},
         ),
         Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id="t", content="sunny")]),
     ]

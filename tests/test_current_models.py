@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from loopback import FIXTURES, LoopbackServer, Reply, Request, encode_sse, error, json_body, openai_chat_reply, sse
 from replay import collect, make
-from strict_servers import ANTHROPIC_BUDGET_GONE
+from strict_servers import ANTHROPIC_BUDGET_GONE, ANTHROPIC_CANNOT_DISABLE
 
 from tractui.config.paths import shipped_dir
 from tractui.config.profiles import ProfileStore
@@ -34,12 +34,18 @@ ADAPTIVE_ONLY = (
 )
 
 
+# thinking {type: disabled} refused: Opus 5.5, Fable 5.1 and later (never), Sonnet 5.5 (between_tools instead)
+CANNOT_DISABLE = ("claude-opus-5-5", "claude-sonnet-5-5", "claude-fable-5-1", "claude-fable-5-2")
+
+
 def vendor_check(profile: str, body: dict[str, Any]) -> str | None:
     """What the vendor's API refuses in a request, in its own words (only rules we can quote)."""
     model = body.get("model", "")
-    budget = (body.get("thinking") or {}).get("type") == "enabled"
-    if profile.startswith("claude") and budget and model.startswith(ADAPTIVE_ONLY):
+    kind = (body.get("thinking") or {}).get("type")
+    if profile.startswith("claude") and kind == "enabled" and model.startswith(ADAPTIVE_ONLY):
         return ANTHROPIC_BUDGET_GONE
+    if profile.startswith("claude") and kind == "disabled" and model in CANNOT_DISABLE:
+        return ANTHROPIC_CANNOT_DISABLE
     if profile.startswith("kimi"):
         if "temperature" in body and body["temperature"] != 1:
             return KIMI_TEMPERATURE
@@ -106,10 +112,15 @@ def pointed(profile_name: str, server: LoopbackServer) -> tuple[ProviderConfig, 
     return config, profile.make_settings()
 
 
+@pytest.mark.parametrize("thinking", ["on", "off"])
 @pytest.mark.parametrize("name", SHIPPED)
-async def test_every_shipped_profile_builds_a_request_its_vendor_accepts(loopback, name, tmp_path, monkeypatch):
+async def test_every_shipped_profile_builds_a_request_its_vendor_accepts(
+    loopback, name, thinking, tmp_path, monkeypatch
+):
+    """As shipped, and with ``/set reasoning.enabled false``."""
     monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path))
     config, settings = pointed(name, loopback)
+    settings.set("reasoning.enabled", thinking == "on")
     loopback.default = strict_server(name, config.provider)
     provider = make_provider(config)
     events = [e async for e in provider.stream([Content.human("hi")], settings)]

@@ -13,7 +13,7 @@ from replay import COMBOS, collect, combo_settings, make, meta_of, settings, sta
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, Usage
 from tractui.core.events import Notice, RetryWait, StreamError, TextDelta
 from tractui.core.settings import Settings
-from tractui.providers.anthropic import INTERLEAVED_BETA, TEMPERATURE_NOTICE
+from tractui.providers.anthropic import INTERLEAVED_BETA, TEMPERATURE_NOTICE, keeps_earlier_thinking
 
 KEY = "sk-ant-loopback-0123456789"
 MODEL = "claude-sonnet-4-0"
@@ -126,6 +126,74 @@ async def test_no_thinking_no_beta_header_and_temperature_sent(loopback: Loopbac
     assert "anthropic-beta" not in request.headers
     assert request.json["thinking"] == {"type": "disabled"} and request.json["temperature"] == 0.3
     assert not any(isinstance(e, Notice) for e in events)
+
+
+@pytest.mark.parametrize(
+    ("off", "thinking", "effort"),
+    [
+        ("disabled", {"type": "disabled"}, None),  # Claude 4.x, Opus 5, Haiku 5.5
+        ("between_tools", {"type": "between_tools"}, None),  # Sonnet 5.5: its default effort, never xhigh
+        ("never", {"type": "adaptive"}, {"effort": "low"}),  # Opus 5.5, Fable 5.1 and later
+    ],
+)
+async def test_reasoning_off_goes_the_way_the_model_turns_thinking_off(loopback, off, thinking, effort) -> None:
+    """Each against a strict server of a model of that kind: the other two ways are refused there."""
+    from strict_servers import Step, StrictAnthropic
+
+    server = loopback.default = StrictAnthropic([Step("", text="ok")], off=off)
+    provider = make(loopback, "anthropic", "claude-model")
+    config = settings(reasoning__enabled=False, reasoning__off=off, reasoning__effort="xhigh")
+    notices: list[str] = []
+    for _ in range(2):
+        async for event in provider.stream([Content.human("hi")], config):
+            assert not isinstance(event, StreamError), event
+            if isinstance(event, Notice):
+                notices.append(event.message)
+    await provider.aclose()
+    assert server.refusals == [] and server.served == 2
+    body = loopback.requests[-1].json
+    assert body["thinking"] == thinking and body.get("output_config") == effort
+    said = "this model cannot turn thinking off (reasoning.off never): it thinks at effort low"
+    assert notices == ([said] if off == "never" else [])  # once, not at every request
+
+
+async def test_turning_thinking_off_where_the_model_cannot_is_one_line_naming_the_setting(loopback) -> None:
+    from strict_servers import ANTHROPIC_CANNOT_DISABLE, Step, StrictAnthropic
+
+    loopback.default = StrictAnthropic([Step("", text="ok")], off="never")
+    events, _ = await collect(make(loopback, "anthropic", "claude-opus-5-5"), settings(reasoning__enabled=False))
+    error_event = next(e for e in events if isinstance(e, StreamError))
+    assert ANTHROPIC_CANNOT_DISABLE.split(".")[0] in error_event.message
+    assert "/set reasoning.off never" in error_event.message and "\n" not in error_event.message
+
+
+@pytest.mark.parametrize(
+    ("model", "kept"),
+    [
+        ("claude-opus-5-5", True),
+        ("claude-sonnet-5-5", True),
+        ("claude-fable-5-1", True),
+        ("claude-opus-5", False),
+        ("claude-sonnet-5-20260301", False),
+        ("claude-opus-4-7", False),
+        ("claude-3-7-sonnet-latest", False),
+    ],
+)
+def test_earlier_turns_thinking_counts_where_the_model_keeps_it(model, kept) -> None:
+    """Preserved thinking (Fable 5.1 and later): earlier turns' signed blocks sent back stay in
+    context, billed as input, so the gauge counts them; older models drop them on their side."""
+    from tractui.core.tokens import TokenCounter
+    from tractui.providers import make_provider
+    from tractui.providers.config import ProviderConfig
+
+    provider = make_provider(ProviderConfig("anthropic", model))
+    earlier = signed_turn(model)
+    counter = TokenCounter(model)
+    config = settings(reasoning__includeInContext=True, reasoning__format="native")
+    tokens = provider.thinking_tokens(earlier, config, counter, current_turn=False)
+    assert keeps_earlier_thinking(model) is kept
+    assert tokens == (counter.count_thinking(earlier) if kept else 0) and counter.count_thinking(earlier) > 0
+    assert provider.thinking_tokens(earlier, config, counter, current_turn=True) == counter.count_thinking(earlier)
 
 
 async def test_temperature_dropped_while_thinking_with_one_notice(loopback: LoopbackServer) -> None:

@@ -40,6 +40,7 @@ SAMPLE_VALUES: dict[str, tuple[str, object]] = {
     "reasoning.mode": ("Adaptive", "adaptive"),
     "reasoning.efforts": ("max,low, high", ("low", "high", "max")),
     "reasoning.display": ("omitted", "omitted"),
+    "reasoning.off": ("between_tools", "between_tools"),
     "reasoning.stripFromContext": ("allbutlast", "allButLast"),
     "reasoning.fieldName": ("reasoning", "reasoning"),
     "reasoning.summary": ("detailed", "detailed"),

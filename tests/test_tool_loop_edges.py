@@ -223,23 +223,34 @@ async def test_a_huge_result_is_cut_to_the_budget_with_the_cut_marked(tmp_path, 
     await box.aclose()
 
 
-@pytest.mark.parametrize("after", ["anthropic", "gemini"])
+# the Anthropic models by how they turn thinking off (reasoning.off), and what the loop is sent with
+CLAUDES = {
+    "claude-opus-4-7": ("disabled", {"type": "disabled"}),
+    "claude-sonnet-5-5": ("between_tools", {"type": "between_tools"}),
+    "claude-opus-5-5": ("never", {"type": "adaptive"}),  # cannot: the loop goes as it is
+}
+
+
+@pytest.mark.parametrize("after", [*CLAUDES, "gemini"])
 async def test_a_profile_switched_mid_loop_sends_the_other_models_steps_as_its_rules_allow(
     tmp_path, server, toolbox, after
 ):
     """Kimi makes the first call; while the user is asked, they load another profile: its request
-    carries Kimi's step without a signature (Anthropic: without thinking; Gemini: the placeholder)."""
+    carries Kimi's step without a signature (Anthropic: with thinking off where the model can turn
+    it off; Gemini: the placeholder)."""
     conv, kimi = chat(tmp_path, server, toolbox, final("demo__add", {"a": 2, "b": 2}))
+    claude = after in CLAUDES
+    off, thinking = CLAUDES.get(after, ("disabled", None))
     other = (
-        StrictAnthropic([Step("continuing", text="four")])
-        if after == "anthropic"
+        StrictAnthropic([Step("continuing", text="four")], off=off)
+        if claude
         else StrictGemini([Step("continuing", text="four")])
     )
-    provider, model = ("anthropic", "claude-opus-4-7") if after == "anthropic" else ("gemini", "gemini-3-pro-preview")
+    provider, model = ("anthropic", after) if claude else ("gemini", "gemini-3-pro-preview")
 
     async def switch_then_allow(request: ToolRequest) -> Decision:
         server.default = other
-        settings = Settings({"reasoning.effort": "high"} if after == "anthropic" else {})
+        settings = Settings({"reasoning.effort": "high", "reasoning.off": off} if claude else {})
         conv.switch_profile(ProviderConfig(provider, model, base_url=server.url, api_key_env=""), settings, after)
         return Decision("once")
 
@@ -248,8 +259,9 @@ async def test_a_profile_switched_mid_loop_sends_the_other_models_steps_as_its_r
     assert kimi.refusals == [] and other.refusals == []
     assert conv.history()[-1].content.text == "four"
     sent = server.requests[-1].json
-    if after == "anthropic":
-        assert sent["thinking"] == {"type": "disabled"}
+    if claude:
+        assert sent["thinking"] == thinking
+        assert sent.get("output_config") == ({"effort": "high"} if off == "never" else None)
     else:
         call = next(p for c in sent["contents"] for p in c["parts"] if "functionCall" in p)
         assert call["thoughtSignature"] == "skip_thought_signature_validator"

@@ -199,6 +199,7 @@ PARAMETER_KEYS = frozenset(
         "reasoning.mode",
         "reasoning.efforts",
         "reasoning.display",
+        "reasoning.off",
         "reasoning.summary",
         "temperature",
         "max-tokens",

@@ -113,6 +113,14 @@ SPECS: tuple[SettingSpec, ...] = (
         choices=("auto", "summarized", "omitted"),
     ),
     _spec(
+        "reasoning.off",
+        "enum",
+        "disabled",
+        "How Anthropic turns thinking off: disabled, between_tools (Claude Sonnet 5.5), or never (Opus 5.5, "
+        "Fable 5.1 and later: sent at the lowest effort).",
+        choices=("disabled", "between_tools", "never"),
+    ),
+    _spec(
         "reasoning.stripFromContext",
         "enum",
         "none",

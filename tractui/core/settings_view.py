@@ -15,6 +15,7 @@ Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 ThinkingFormat = Literal["native", "field", "tags"]
 ThinkingMode = Literal["auto", "adaptive", "budget", "switch", "template", "none"]
 ThinkingDisplay = Literal["auto", "summarized", "omitted"]
+ThinkingOff = Literal["disabled", "between_tools", "never"]
 StripPolicy = Literal["all", "allButLast", "none"]
 FieldName = Literal["reasoning_content", "reasoning"]
 SummaryDetail = Literal["auto", "concise", "detailed", "none"]
@@ -38,6 +39,7 @@ class SettingsView:
     reasoning_mode: ThinkingMode
     reasoning_efforts: tuple[str, ...] | None
     reasoning_display: ThinkingDisplay
+    reasoning_off: ThinkingOff
     reasoning_strip_from_context: StripPolicy
     reasoning_field_name: FieldName
     reasoning_summary: SummaryDetail

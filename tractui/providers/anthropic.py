@@ -10,6 +10,7 @@ Signed thinking goes back natively only to the model that signed it (see
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -81,12 +82,13 @@ def thinking_budget(settings: Settings) -> int | None:
 
 def thinking_param(settings: Settings, budget: int | None) -> dict[str, Any] | None:
     """The request's ``thinking``: adaptive (Claude 4.6 and later; the only kind Opus 4.7 and later
-    take), a fixed budget, ``disabled`` when reasoning is off, or nothing (``reasoning.mode none``)."""
+    take), a fixed budget, the model's way of turning it off when reasoning is off
+    (``reasoning.off``), or nothing (``reasoning.mode none``)."""
     view = settings.view
     if view.reasoning_mode == "none":
         return None
-    if not view.reasoning_enabled:
-        return {"type": "disabled"}
+    if not view.reasoning_enabled and view.reasoning_off != "never":
+        return {"type": view.reasoning_off}
     if budget is not None:
         return {"type": "enabled", "budget_tokens": budget}
     if view.reasoning_mode == "budget":
@@ -98,10 +100,13 @@ def thinking_param(settings: Settings, budget: int | None) -> dict[str, Any] | N
 
 
 def output_config(settings: Settings) -> dict[str, Any] | None:
-    """``output_config.effort`` for adaptive thinking, mapped onto the efforts the model takes."""
+    """``output_config.effort`` for adaptive thinking, mapped onto the efforts the model takes;
+    the lowest it takes when reasoning is off on a model that cannot turn it off."""
     view = settings.view
-    if view.reasoning_mode not in ("auto", "adaptive") or not view.reasoning_enabled:
+    if view.reasoning_mode not in ("auto", "adaptive"):
         return None
+    if not view.reasoning_enabled:
+        return {"effort": lowest_effort(view.reasoning_efforts)} if view.reasoning_off == "never" else None
     effort = map_effort(view.reasoning_effort, view.reasoning_efforts)
     if effort is None or effort == "none":
         return None
@@ -184,6 +189,30 @@ def _user_blocks(content: Content) -> list[dict[str, Any]]:
     return out
 
 
+# models that drop earlier turns' thinking on Anthropic's side: Claude 3 and 4, and the 5.0 models
+_DROPS_EARLIER_THINKING = re.compile(r"claude-(3.*|[a-z]+-4.*|[a-z]+-5(-\d{8})?|mythos-preview.*)")
+
+
+def keeps_earlier_thinking(model: str) -> bool:
+    """Preserved thinking: from Claude Fable 5.1 on (Opus 5.5, Sonnet 5.5, Haiku 5.5 and later),
+    earlier turns' thinking blocks sent back stay in the model's context, billed as input;
+    older models drop them. An id of neither kind counts as keeping: a gauge that errs, errs high."""
+    return _DROPS_EARLIER_THINKING.fullmatch(model) is None
+
+
+def lowest_effort(accepted: tuple[str, ...] | None) -> str:
+    """The least thinking the model takes: the first of its efforts (``none`` is not Anthropic's), or low."""
+    return next((e for e in accepted or () if e != "none"), "low")
+
+
+def off_note(settings: Settings) -> str | None:
+    """What is sent instead when reasoning is off on a model that cannot turn thinking off."""
+    view = settings.view
+    if view.reasoning_enabled or view.reasoning_off != "never" or view.reasoning_mode == "none":
+        return None
+    return f"this model cannot turn thinking off (reasoning.off never): it thinks at effort {lowest_effort(view.reasoning_efforts)}"
+
+
 def _thinks(thinking: dict[str, Any] | None) -> bool:
     return thinking is not None and thinking["type"] != "disabled"
 
@@ -192,7 +221,8 @@ def loop_lacks_thinking(converted: list[dict[str, Any]]) -> bool:
     """A tool loop whose last assistant message has no thinking block to start with (its steps
     came from another model, or from a request without thinking): Anthropic refuses such a
     history with thinking on ("Expected `thinking` or `redacted_thinking`, but found `tool_use`"),
-    so the request goes with thinking disabled until the loop ends."""
+    so the request goes with thinking off (``reasoning.off``) until the loop ends; a model that
+    cannot turn it off is sent the loop as it is."""
     if not converted or converted[-1]["role"] != "user":
         return False
     if not any(b.get("type") == "tool_result" for b in converted[-1]["content"]):
@@ -430,8 +460,9 @@ class AnthropicProvider(Provider):
         if tools:
             body["tools"] = self.tool_definitions(tools)
         thinking = thinking_param(settings, plan.budget)
-        if thinking is not None and thinking["type"] != "disabled" and loop_lacks_thinking(converted):
-            thinking = {"type": "disabled"}
+        off = settings.view.reasoning_off
+        if thinking is not None and thinking["type"] != off and off != "never" and loop_lacks_thinking(converted):
+            thinking = {"type": off}
         if thinking is not None:
             body["thinking"] = thinking
         if (config := output_config(settings)) is not None and thinking and thinking["type"] == "adaptive":
@@ -443,8 +474,8 @@ class AnthropicProvider(Provider):
     def thinking_tokens(
         self, message: Content, settings: Settings, counter: TokenCounter, *, current_turn: bool
     ) -> int:
-        """As ``_assistant_blocks`` routes each block: Anthropic strips earlier turns' thinking
-        blocks (and does not bill them); thinking sent as text stays."""
+        """As ``_assistant_blocks`` routes each block: earlier turns' thinking blocks count only
+        on models that keep them (``keeps_earlier_thinking``); thinking sent as text stays."""
         native_ok = same_origin(message, self.name, self.config.model)
         return routed_thinking_tokens(
             message,
@@ -452,13 +483,14 @@ class AnthropicProvider(Provider):
             settings,
             counter,
             current_turn=current_turn,
-            native_kept=False,
+            native_kept=keeps_earlier_thinking(self.config.model),
         )
 
     def notices(self, settings: Settings) -> list[str]:
+        notes = self.note_once(note) if (note := off_note(settings)) else []
         if settings.view.temperature is None or not _thinks(thinking_param(settings, thinking_budget(settings))):
-            return []
-        return self.note_once(TEMPERATURE_NOTICE)
+            return notes
+        return notes + self.note_once(TEMPERATURE_NOTICE)
 
     def new_parser(self, settings: Settings) -> AnthropicParser:
         return AnthropicParser()

@@ -31,6 +31,10 @@ _HINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), hint)
     for pattern, hint in (
         (
+            r"thinking\.type\.disabled.{0,40}not supported",
+            "this model cannot turn thinking off: /set reasoning.off never (between_tools on Claude Sonnet 5.5)",
+        ),
+        (
             r"thinking\.type\.enabled.{0,40}not supported|use .?thinking\.type\.adaptive",
             "this model thinks adaptively: /set reasoning.mode adaptive (or /set unset reasoning.maxTokens)",
         ),
