@@ -164,6 +164,9 @@ def test_gemini_and_gpt5_profiles_send_levels_and_efforts_they_take(tmp_path, mo
         body = make_provider(profile.provider_config()).build_request([Content.human("hi")], settings)
         level = body["generationConfig"]["thinkingConfig"]["thinkingLevel"]
         assert level in profile.settings["reasoning.efforts"] and level == "medium"  # 3.1 Pro takes medium too
+        settings.set("reasoning.effort", "minimal")  # neither 3.1 Pro nor 3.8 Flash takes minimal (a 400)
+        body = make_provider(profile.provider_config()).build_request([Content.human("hi")], settings)
+        assert body["generationConfig"]["thinkingConfig"]["thinkingLevel"] == "low"
     gpt = store.load("gpt-5")
     settings = gpt.make_settings()
     settings.set("reasoning.effort", "max")  # not a GPT-5.x value: the nearest it takes
@@ -314,7 +317,7 @@ async def test_gemini_lists_the_models_that_generate(loopback):
             {
                 "models": [
                     {
-                        "name": "models/gemini-3.5-flash",
+                        "name": "models/gemini-3.8-flash",
                         "inputTokenLimit": 1048576,
                         "outputTokenLimit": 65536,
                         "supportedGenerationMethods": ["generateContent"],
@@ -328,7 +331,7 @@ async def test_gemini_lists_the_models_that_generate(loopback):
     provider = make_provider(ProviderConfig("gemini", "x", base_url=loopback.url, api_key_env=""))
     models = await provider.list_models()
     await provider.aclose()
-    assert [(m.id, m.context_limit, m.max_output) for m in models] == [("gemini-3.5-flash", 1048576, 65536)]
+    assert [(m.id, m.context_limit, m.max_output) for m in models] == [("gemini-3.8-flash", 1048576, 65536)]
 
 
 @pytest.mark.parametrize(
