@@ -34,7 +34,16 @@ REQUIRED_SHIPPED = {  # today's models (issue 19): Claude, DeepSeek V4, Kimi K2.
     "gpt-oss-llamacpp",
     "demo",
 }
-RETIRED = {"kimi-k2-thinking", "deepseek-reasoner", "deepseek-chat", "claude-sonnet-4-5", "gpt-4o", "o4-mini"}
+RETIRED = {  # retired, or legacy names the vendor now routes to another model
+    "kimi-k2-thinking",
+    "deepseek-reasoner",
+    "deepseek-chat",
+    "deepseek-v4-flash",
+    "gemini-3.5-flash",
+    "claude-sonnet-4-5",
+    "gpt-4o",
+    "o4-mini",
+}
 
 
 @pytest.fixture
