@@ -24,7 +24,7 @@ from tractui.store.history import HistoryStore
 
 PROTOCOLS = {
     "openai": "loopback-model",
-    "anthropic": "claude-loop",
+    "anthropic": "claude-opus-4-7",  # strips earlier turns' thinking (a model before Fable 5.1)
     "gemini": GEMINI_MODEL,
     "openai-responses": "gpt-loop",
 }
@@ -57,9 +57,11 @@ def settings_for(limit: int, **values: Any) -> Settings:
     return settings
 
 
-def conversation(store: HistoryStore, loopback: LoopbackServer, settings: Settings, protocol: str) -> Conversation:
+def conversation(
+    store: HistoryStore, loopback: LoopbackServer, settings: Settings, protocol: str, model: str | None = None
+) -> Conversation:
     base = f"{loopback.url}/v1" if protocol in ("openai", "openai-responses") else loopback.url
-    config = ProviderConfig(protocol, PROTOCOLS[protocol], base_url=base, api_key_env="")
+    config = ProviderConfig(protocol, model or PROTOCOLS[protocol], base_url=base, api_key_env="")
     return Conversation(store, settings, config)
 
 

@@ -10,7 +10,9 @@ prompt), the way a server's chat template would see it:
 * OpenAI-compatible: every message's content, its reasoning field when sent,
   tool calls and results, the tool definitions.
 * Anthropic: text, tool use and results; ``thinking`` blocks of earlier turns
-  are stripped by the server (not counted), the current turn's are counted;
+  are stripped by the server (not counted) unless it plays a model with
+  preserved thinking (``preserved``: Fable 5.1 and later keep them, billed),
+  the current turn's are counted;
   thinking sent back as text counts as the text it is.
 * Gemini: every part's text, thought parts included (Google asks for them back
   unchanged and documents no stripping), function calls and responses.
@@ -152,6 +154,7 @@ class ModelServer:
     strict_template: bool = False
     strict_reasoning: bool = False  # DeepSeek: a tool-call message needs reasoning_content while thinking is on
     usage: bool = True
+    preserved: bool = False  # Anthropic, Claude Fable 5.1 and later: earlier turns' thinking stays in context
     hidden_prompt: int = 0  # tokens of a server-side prompt the client never sees
     reply_words: int = 40
     thinking_words: int = 0
@@ -210,7 +213,7 @@ class ModelServer:
                 match block["type"]:
                     case "text":
                         total += COUNTER.count(block["text"])
-                    case "thinking" if i > human:  # earlier turns' thinking is stripped by the server
+                    case "thinking" if i > human or self.preserved:  # else stripped by the server
                         total += COUNTER.count(block["thinking"])
                     case "tool_use":
                         total += COUNTER.count(block["name"]) + COUNTER.count(json.dumps(block["input"]))

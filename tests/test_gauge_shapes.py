@@ -99,6 +99,11 @@ SHAPES = {
         {"display": "summarized"},
         {"reasoning.includeInContext": True, "reasoning.format": "native"},
     ),
+    "anthropic preserved": (  # the model is the shape's: Claude Sonnet 5.5
+        "anthropic",
+        {"display": "summarized", "preserved": True},
+        {"reasoning.includeInContext": True, "reasoning.format": "native"},
+    ),
     "gemini field": ("gemini", {"display": "summarized"}, {"reasoning.includeInContext": True}),
     "gemini native": (
         "gemini",
@@ -126,7 +131,8 @@ SHAPES = {
 async def test_the_gauge_counts_what_each_provider_shape_sends(store, loopback, shape):
     protocol, server_options, values = SHAPES[shape]
     server = loopback.default = ModelServer(protocol=protocol, limit=16000, thinking_words=150, **server_options)
-    conv = conversation(store, loopback, settings_for(16000, **values), protocol)
+    model = "claude-sonnet-5-5" if server_options.get("preserved") else None
+    conv = conversation(store, loopback, settings_for(16000, **values), protocol, model)
     stats = await run(conv, server, turns=10)
     assert stats.answered == stats.turns and stats.compactions == 0
     assert stats.median_error <= 0.02, [round(e, 4) for e in stats.errors]

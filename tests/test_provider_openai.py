@@ -191,6 +191,22 @@ async def test_request_body_basics(loopback: LoopbackServer) -> None:
             {},
         ),
         ("https://api.openai.com/v1", {"max-tokens": 50}, {"max_completion_tokens": 50}),
+        # effort none turns a switch off, also where the server's efforts do not list none (DeepSeek)
+        (
+            "https://api.deepseek.com",
+            {"reasoning.mode": "switch", "reasoning.effort": "none", "reasoning.efforts": "low,high,max"},
+            {"thinking": {"type": "disabled"}},
+        ),
+        (
+            "http://127.0.0.1:8000/v1",
+            {"reasoning.mode": "template", "reasoning.effort": "none", "reasoning.efforts": "low,high"},
+            {"chat_template_kwargs": {"enable_thinking": False}},
+        ),
+        (
+            "https://api.deepseek.com",
+            {"reasoning.mode": "switch", "reasoning.effort": "medium", "reasoning.efforts": "low,high,max"},
+            {"thinking": {"type": "enabled"}, "reasoning_effort": "high"},
+        ),
     ],
 )
 def test_reasoning_parameters_per_server(base: str, settings: dict[str, Any], expected: dict[str, Any]) -> None:

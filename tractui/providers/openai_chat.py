@@ -341,6 +341,7 @@ class OpenAIChatProvider(Provider):
         if mode == "none":
             return
         enabled = view.reasoning_enabled
+        asked_none = view.reasoning_effort == "none"  # before mapping: a list without none maps it upwards
         effort = map_effort(view.reasoning_effort, view.reasoning_efforts)
         budget = view.reasoning_max_tokens
         if "openrouter.ai" in self.base_url:
@@ -352,12 +353,12 @@ class OpenAIChatProvider(Provider):
                 body["reasoning"] = {"effort": effort}
             return
         if mode == "switch":
-            body["thinking"] = {"type": "enabled" if enabled and effort != "none" else "disabled"}
+            body["thinking"] = {"type": "enabled" if enabled and not asked_none else "disabled"}
         elif mode == "template":
-            body["chat_template_kwargs"] = {"enable_thinking": enabled and effort != "none"}
+            body["chat_template_kwargs"] = {"enable_thinking": enabled and not asked_none}
         if not enabled:
             return
-        if effort is not None and not (effort == "none" and mode in ("switch", "template")):
+        if effort is not None and not (asked_none and mode in ("switch", "template")):
             body["reasoning_effort"] = effort
         if budget is not None and (mode == "budget" or "dashscope" in self.base_url):
             body["enable_thinking"] = True
