@@ -11,6 +11,7 @@ then tool calls, or the final answer.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 from dataclasses import dataclass, field
@@ -154,6 +155,19 @@ ANTHROPIC_CANNOT_DISABLE = (
 # between_tools where the model does not take it, or at effort xhigh or max on Sonnet 5.5: a 400 per the
 # troubleshooting page, whose wording for these two was not found; this follows the pattern above
 ANTHROPIC_BETWEEN_TOOLS = '"thinking.type.between_tools" is not supported {why}.'
+# preserved thinking (platform.claude.com, "Fix a thinking block bound to a different conversation", read 2026-11-27)
+ANTHROPIC_BOUND = (
+    "messages.{i}.content.{j}: Invalid `signature` in `thinking` block. The block is bound to a different "
+    'conversation. Remove the block, or set `thinking.block_binding.prefix_mismatch_behavior` to "drop_block".'
+)
+BINDING_BETA = "thinking-binding-controls-2026-08-01"
+# drop_block without its beta header: the page says the error then asks for the header; its wording was not found
+ANTHROPIC_BINDING_HEADER = f"thinking.block_binding: requires the anthropic-beta header {BINDING_BETA}"
+
+
+def _prefix(body: Any, messages: list[Any]) -> str:
+    """What a thinking block is bound to: the system prompt, the tools and the messages before it."""
+    return json.dumps([body.get("system"), body.get("tools"), messages], sort_keys=True)
 
 
 @dataclass
@@ -162,8 +176,21 @@ class StrictAnthropic(Strict):
 
     adaptive_only: bool = True  # Opus 4.7 and later, Sonnet 5 and later: budgets are refused
     off: str = "disabled"  # how the model turns thinking off: disabled, between_tools (Sonnet 5.5), never
+    binding: bool = False  # preserved thinking's prefix check (Fable 5.1 and later)
+    prefixes: dict[str, str] = field(default_factory=dict)  # signature -> the prefix it was made under
+    dropped: int = 0  # blocks dropped on drop_block
+    headers: dict[str, str] = field(default_factory=dict)  # the request's being checked
+
+    sent: Any = None  # the request as sent: a block is bound to the prefix the client sent, drops before
+
+    def __call__(self, request: Request) -> Reply:
+        self.headers = dict(request.headers)
+        self.sent = copy.deepcopy(request.json)
+        return super().__call__(request)
 
     def check(self, body: Any) -> str | None:
+        if (problem := self._bound(body)) is not None:
+            return problem
         kind = (body.get("thinking") or {}).get("type")
         if kind == "enabled" and self.adaptive_only:
             return ANTHROPIC_BUDGET_GONE
@@ -206,6 +233,30 @@ class StrictAnthropic(Strict):
                 return ANTHROPIC_START.format(i=last, found=first)
         return None
 
+    def _bound(self, body: Any) -> str | None:
+        """The prefix check: a block whose prefix changed since it was made is refused, or dropped
+        from the request under ``drop_block`` (with its beta header). Blocks made before the change
+        and after it are valid; those made before it and coming after it are not."""
+        binding = (body.get("thinking") or {}).get("block_binding") or {}
+        drop = binding.get("prefix_mismatch_behavior") == "drop_block"
+        if drop and BINDING_BETA not in self.headers.get("anthropic-beta", "").split(","):
+            return ANTHROPIC_BINDING_HEADER
+        if not self.binding:
+            return None
+        sent = self.sent["messages"]
+        for i, message in enumerate(body["messages"]):
+            kept = []
+            for j, block in enumerate(message["content"]):
+                made_under = self.prefixes.get(block.get("signature", ""))
+                if block.get("type") == "thinking" and made_under not in (None, _prefix(self.sent, sent[:i])):
+                    if not drop:
+                        return ANTHROPIC_BOUND.format(i=i, j=j)
+                    self.dropped += 1
+                    continue
+                kept.append(block)
+            message["content"] = kept
+        return None
+
     def refuse(self, message: str) -> Reply:
         return error(400, {"type": "error", "error": {"type": "invalid_request_error", "message": message}})
 
@@ -227,6 +278,7 @@ class StrictAnthropic(Strict):
         if (body.get("thinking") or {}).get("type") in ("enabled", "adaptive") and step.thinking:
             signature = f"sig-{next(self._ids)}-" + "A" * 24
             self.signed[signature] = step.thinking
+            self.prefixes[signature] = _prefix(self.sent, self.sent["messages"])
             events.append(
                 {
                     "type": "content_block_start",

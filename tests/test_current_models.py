@@ -131,9 +131,13 @@ async def test_every_shipped_profile_builds_a_request_its_vendor_accepts(
     assert "temperature" not in body or name in ("qwen3-vllm",)
 
 
+DROP = {"block_binding": {"prefix_mismatch_behavior": "drop_block"}}  # preserved thinking's prefix check
 SHAPES: dict[str, dict[str, Any]] = {  # what each shipped profile asks of its server, as the vendors document it
-    "claude": {"thinking": {"type": "adaptive", "display": "summarized"}, "output_config": {"effort": "high"}},
-    "claude-opus": {"thinking": {"type": "adaptive", "display": "summarized"}, "output_config": {"effort": "high"}},
+    "claude": {"thinking": {"type": "adaptive", "display": "summarized", **DROP}, "output_config": {"effort": "high"}},
+    "claude-opus": {
+        "thinking": {"type": "adaptive", "display": "summarized", **DROP},
+        "output_config": {"effort": "high"},
+    },
     "deepseek": {"thinking": {"type": "enabled"}, "reasoning_effort": "high"},
     "deepseek-flash": {"thinking": {"type": "enabled"}, "reasoning_effort": "high"},
     "kimi": {"thinking": {"type": "enabled"}, "max_completion_tokens": 32768},

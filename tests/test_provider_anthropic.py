@@ -128,20 +128,23 @@ async def test_no_thinking_no_beta_header_and_temperature_sent(loopback: Loopbac
     assert not any(isinstance(e, Notice) for e in events)
 
 
+DROP = {"block_binding": {"prefix_mismatch_behavior": "drop_block"}}  # preserved thinking: see below
+
+
 @pytest.mark.parametrize(
-    ("off", "thinking", "effort"),
+    ("off", "model", "thinking", "effort"),
     [
-        ("disabled", {"type": "disabled"}, None),  # Claude 4.x, Opus 5, Haiku 5.5
-        ("between_tools", {"type": "between_tools"}, None),  # Sonnet 5.5: its default effort, never xhigh
-        ("never", {"type": "adaptive"}, {"effort": "low"}),  # Opus 5.5, Fable 5.1 and later
+        ("disabled", "claude-opus-4-7", {"type": "disabled"}, None),  # Claude 4.x, Opus 5, Haiku 5.5
+        ("between_tools", "claude-sonnet-5-5", {"type": "between_tools"}, None),  # its default effort, never xhigh
+        ("never", "claude-opus-5-5", {"type": "adaptive", **DROP}, {"effort": "low"}),  # Opus 5.5, Fable 5.1+
     ],
 )
-async def test_reasoning_off_goes_the_way_the_model_turns_thinking_off(loopback, off, thinking, effort) -> None:
+async def test_reasoning_off_goes_the_way_the_model_turns_thinking_off(loopback, off, model, thinking, effort) -> None:
     """Each against a strict server of a model of that kind: the other two ways are refused there."""
     from strict_servers import Step, StrictAnthropic
 
     server = loopback.default = StrictAnthropic([Step("", text="ok")], off=off)
-    provider = make(loopback, "anthropic", "claude-model")
+    provider = make(loopback, "anthropic", model)
     config = settings(reasoning__enabled=False, reasoning__off=off, reasoning__effort="xhigh")
     notices: list[str] = []
     for _ in range(2):
@@ -165,6 +168,39 @@ async def test_turning_thinking_off_where_the_model_cannot_is_one_line_naming_th
     error_event = next(e for e in events if isinstance(e, StreamError))
     assert ANTHROPIC_CANNOT_DISABLE.split(".")[0] in error_event.message
     assert "/set reasoning.off never" in error_event.message and "\n" not in error_event.message
+
+
+@pytest.mark.parametrize(("model", "binds"), [("claude-sonnet-5-5", True), ("claude-opus-4-7", False)])
+async def test_a_block_made_under_another_system_prompt_is_dropped_where_the_model_binds_thinking(
+    loopback, model, binds
+) -> None:
+    """Preserved thinking's prefix check: after ``/set system-prompt`` the first reply's block is
+    bound to another prefix. A model with preserved thinking is asked to drop such blocks (with
+    the beta header that asks for it), so the request goes through; without it, the vendor's 400,
+    one line naming what to change (the control: a server checking a model not asked to drop)."""
+    from strict_servers import BINDING_BETA, Step, StrictAnthropic
+
+    server = loopback.default = StrictAnthropic([Step("first thought", text="one"), Step("more", text="two")])
+    server.binding = True
+    provider = make(loopback, "anthropic", model)
+    values = {"reasoning__includeInContext": True, "reasoning__format": "native", "reasoning__effort": "high"}
+    _, assembler = await collect(provider, settings(system_prompt="Be brief.", **values))
+    reply = stamped(assembler, "anthropic", model)
+    assert reply.thinking[0].signature
+    history = [Content.human("hi"), reply, Content.human("and then?")]
+    events, _ = await collect(make(loopback, "anthropic", model), settings(system_prompt="Be kind.", **values), history)
+    body, headers = loopback.requests[-1].json, loopback.requests[-1].headers
+    assert body["messages"][1]["content"][0]["type"] == "thinking"  # sent back: the server decides
+    problems = [e for e in events if isinstance(e, StreamError)]
+    if binds:
+        assert problems == [] and server.dropped == 1
+        assert body["thinking"]["block_binding"] == {"prefix_mismatch_behavior": "drop_block"}
+        assert BINDING_BETA in headers["anthropic-beta"].split(",")
+    else:
+        assert "block_binding" not in body["thinking"] and "anthropic-beta" not in headers
+        assert len(problems) == 1 and "bound to a different conversation" in problems[0].message
+        assert problems[0].message.endswith("/set reasoning.includeInContext false sends none back")
+        assert len(problems[0].message) <= 300  # one line: cut in the server's words, not in the next step
 
 
 @pytest.mark.parametrize(

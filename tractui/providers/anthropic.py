@@ -47,6 +47,7 @@ from tractui.providers.wire import WireMemo
 
 API_VERSION = "2023-06-01"
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"
+BINDING_BETA = "thinking-binding-controls-2026-08-01"
 MIN_BUDGET = 1024
 DEFAULT_MAX_TOKENS = 8192
 ANSWER_ROOM = 4096  # tokens left for the answer when max_tokens is raised above the budget
@@ -198,6 +199,15 @@ def keeps_earlier_thinking(model: str) -> bool:
     earlier turns' thinking blocks sent back stay in the model's context, billed as input;
     older models drop them. An id of neither kind counts as keeping: a gauge that errs, errs high."""
     return _DROPS_EARLIER_THINKING.fullmatch(model) is None
+
+
+def binds_thinking(model: str) -> bool:
+    """A Claude model with preserved thinking, whose earlier blocks are bound to what came before
+    them: a block made under another system prompt, tool list or history is dropped, asked by
+    ``thinking.block_binding.prefix_mismatch_behavior: "drop_block"`` — without it, the request is
+    refused with "The block is bound to a different conversation", and again at every later turn
+    while the block is in the history."""
+    return model.startswith("claude-") and keeps_earlier_thinking(model)
 
 
 def lowest_effort(accepted: tuple[str, ...] | None) -> str:
@@ -430,7 +440,14 @@ class AnthropicProvider(Provider):
         return headers
 
     def extra_headers(self, settings: Settings) -> dict[str, str]:
-        return {"anthropic-beta": INTERLEAVED_BETA} if thinking_budget(settings) is not None else {}
+        betas = [INTERLEAVED_BETA] if thinking_budget(settings) is not None else []
+        if self._binding(thinking_param(settings, thinking_budget(settings))):
+            betas.append(BINDING_BETA)
+        return {"anthropic-beta": ",".join(betas)} if betas else {}
+
+    def _binding(self, thinking: dict[str, Any] | None) -> bool:
+        """Ask for blocks whose prefix changed to be dropped (``binds_thinking``): with adaptive thinking only."""
+        return thinking is not None and thinking["type"] == "adaptive" and binds_thinking(self.config.model)
 
     async def list_models(self) -> list[ModelInfo]:
         return await self.fetch_models(f"{self.base_url}/v1/models", anthropic_models, "after_id", {"limit": "1000"})
@@ -463,6 +480,8 @@ class AnthropicProvider(Provider):
         off = settings.view.reasoning_off
         if thinking is not None and thinking["type"] != off and off != "never" and loop_lacks_thinking(converted):
             thinking = {"type": off}
+        if self._binding(thinking):
+            thinking = {**(thinking or {}), "block_binding": {"prefix_mismatch_behavior": "drop_block"}}
         if thinking is not None:
             body["thinking"] = thinking
         if (config := output_config(settings)) is not None and thinking and thinking["type"] == "adaptive":

@@ -100,9 +100,9 @@ def describe_error_payload(payload: Any) -> tuple[str, str]:
     return str(message or ""), str(code or "")
 
 
-def one_line(text: str) -> str:
+def one_line(text: str, most: int = _MAX_LINE) -> str:
     line = " ".join(text.split())
-    return line if len(line) <= _MAX_LINE else line[: _MAX_LINE - 1] + "…"
+    return line if len(line) <= most else line[: most - 1] + "…"
 
 
 def parse_error_body(body: bytes | str) -> tuple[str, str, Any]:
@@ -152,8 +152,8 @@ def make_error(status: int | None, message: str, code: str = "", *, key_env: str
     else:
         text = f"{where}: {detail}"
         fix = next((h for pattern, h in _HINTS if pattern.search(detail)), None)
-        if fix:
-            text = f"{text} — {fix}"
+        if fix:  # the line is cut in the server's words, never in the user's next step
+            text = f"{one_line(text, _MAX_LINE - len(fix) - 3)} — {fix}"
     return StreamError(kind=kind, message=one_line(text), status=status, retryable=retryable)
 
 
