@@ -194,16 +194,28 @@ async def test_servers_never_see_tractuis_api_keys(tmp_path, server, toolbox, mo
     assert "PYDANTIC_DISABLE_PLUGINS" not in names
 
 
-async def test_a_key_variable_in_a_servers_env_is_refused(tmp_path):
-    config = McpConfig(
-        servers={"leaky": McpServer(command=sys.executable, args=["-c", "pass"], env={"TOKEN": "${OPENAI_API_KEY}"})}
-    )
-    box = Toolbox(config, log_dir=tmp_path, consent=ConsentPolicy(), forbidden_env=frozenset({"OPENAI_API_KEY"}))
-    box.start()
-    await box.settled(30)
-    connection = box.connections["leaky"]
-    assert connection.state == "failed" and "API key variable" in connection.reason
-    await box.aclose()
+@pytest.mark.parametrize("where", ["env", "headers"])
+async def test_a_key_variable_in_a_servers_env_or_headers_is_refused(tmp_path, monkeypatch, where):
+    """Refused before anything starts or connects: the key never reaches the server (a listener
+    on the URL would have received it in the Authorization header)."""
+    from loopback import LoopbackServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-0123456789")
+    async with LoopbackServer() as listener:
+        server = (
+            McpServer(command=sys.executable, args=["-c", "pass"], env={"TOKEN": "${OPENAI_API_KEY}"})
+            if where == "env"
+            else McpServer(url=f"{listener.url}/mcp", headers={"Authorization": "Bearer ${OPENAI_API_KEY}"})
+        )
+        config = McpConfig(servers={"leaky": server})
+        box = Toolbox(config, log_dir=tmp_path, consent=ConsentPolicy(), forbidden_env=frozenset({"OPENAI_API_KEY"}))
+        box.start()
+        await box.settled(30)
+        connection = box.connections["leaky"]
+        assert connection.state == "failed" and "API key variable" in connection.reason
+        assert connection.reason.startswith(f"{where.rstrip('s')} ")
+        await box.aclose()
+        assert listener.requests == []
 
 
 async def test_a_huge_result_is_cut_to_the_budget_with_the_cut_marked(tmp_path, server):

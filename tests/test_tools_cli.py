@@ -93,6 +93,13 @@ async def test_mcp_list_shows_each_server_its_state_and_its_tools(tmp_path):
     assert any(line.startswith("broken  failed: command not found: no-such-program-here") for line in lines)
 
 
+async def test_mcp_list_exits_0_when_every_server_came_up(tmp_path):
+    """A script can tell: 0 when all are ready (their state was read after closing them, all stopped)."""
+    code, out, err = await tractui(configure(tmp_path, {"demo": DEMO_SERVER}), "mcp", "list")
+    assert code == 0, (out, err)
+    assert out.startswith("demo  ready")
+
+
 def test_mcp_import_adds_servers_and_says_what_it_left_out(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "c"))
     source = tmp_path / "claude_desktop_config.json"

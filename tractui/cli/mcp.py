@@ -52,11 +52,12 @@ async def _list(out: Terminal) -> int:
         return 0
     box.start()
     await box.settled(SETTLE)
+    ready = all(c.state == "ready" for c in box.connections.values())  # before closing stops them all
     try:
         _print(box, out)
     finally:
         await box.aclose()
-    return 0 if all(c.state == "ready" for c in box.connections.values()) else 1
+    return 0 if ready else 1
 
 
 def _print(box: Toolbox, out: Terminal) -> None:

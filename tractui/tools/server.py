@@ -46,7 +46,8 @@ def expand(value: str, forbidden: frozenset[str], where: str) -> str:
     """``${VAR}`` references in a configured value, read from tractui's environment now.
 
     A reference to a variable holding an API key of tractui's is refused: a
-    server's environment never carries the keys tractui talks to models with.
+    server's environment and the headers sent to it never carry the keys
+    tractui talks to models with.
     """
 
     def one(match: re.Match[str]) -> str:
@@ -160,7 +161,7 @@ class McpConnection:
             return stdio_client(params, errlog=errlog)
         import httpx2
 
-        headers = {k: expand(v, frozenset(), f"header {k}") for k, v in config.headers.items()}
+        headers = {k: expand(v, self.forbidden_env, f"header {k}") for k, v in config.headers.items()}
         return _http(streamable_http_client, str(config.url), httpx2.AsyncClient(headers=headers))
 
     async def _hold(self, client: Client, closed: Any) -> None:
