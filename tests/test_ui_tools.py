@@ -15,7 +15,7 @@ from tractui.tools.consent import ConsentPolicy
 from tractui.tools.setup import demo_server
 from tractui.tools.toolbox import Toolbox
 from tractui.ui.app import TractApp
-from tractui.ui.screens.consent import ConsentScreen
+from tractui.ui.screens.consent import HELD, TYPING_PAUSE, ConsentScreen
 from tractui.ui.widgets.tool_call import ToolCallView
 
 SIZE = (110, 36)
@@ -37,7 +37,8 @@ async def app(tmp_path: Path) -> AsyncIterator[TractApp]:
 
 
 async def asked(pilot, app: TractApp) -> None:
-    """Wait until the consent question is on screen with its buttons."""
+    """Wait until the consent question is on screen with its buttons, and the user has paused
+    (keys typed right after the question opened go on into the prompt)."""
 
     def shown() -> bool:
         focused = app.focused
@@ -49,6 +50,7 @@ async def asked(pilot, app: TractApp) -> None:
         )
 
     await wait_for(pilot, shown, timeout=60)
+    app.chat.clock.advance(TYPING_PAUSE)
 
 
 def untimed(screen: str) -> str:
@@ -68,6 +70,7 @@ async def test_a_call_waits_for_consent_then_runs_and_the_reply_goes_on(app):
         await type_line(pilot, QUESTION)
         await wait_for(pilot, lambda: "Run the tool demo.multiply?" in screen_text(app), timeout=60)
         await wait_for(pilot, lambda: [v.status for v in app.query(ToolCallView)] == ["waiting"])
+        app.chat.clock.advance(TYPING_PAUSE)
         await pilot.press("y")
         await settle(pilot)
         view = app.query_one(ToolCallView)
@@ -78,6 +81,25 @@ async def test_a_call_waits_for_consent_then_runs_and_the_reply_goes_on(app):
         assert [m["status"] for m in tool_commits(app)] == ["done"]
         reading = app.conversation.gauge()  # the demo reports the tools it was offered in its input, as servers do
         assert reading.breakdown.tools > 0 and not reading.warnings
+
+
+async def test_keys_typed_as_the_question_opens_go_on_into_the_prompt_not_into_the_answer(app, tmp_path):
+    """The question opened in the middle of a word: its letters (an ``a`` would always allow the
+    tool), Enter (allow once) and space (the focused button) are the prompt's until a pause."""
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, QUESTION)
+        await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen), timeout=60)
+        await pilot.press(*"a yes", "enter", "n")  # the clock stands still: one burst
+        await wait_for(pilot, lambda: HELD in screen_text(app))  # the reply waits: no settling
+        await pilot.pause()
+        assert isinstance(app.screen, ConsentScreen) and app.query_one(ToolCallView).status == "waiting"
+        assert app.chat.query_one("#input").text == "a yesn"
+        assert not (tmp_path / "config" / "config.toml").exists()  # nothing always allowed
+        app.chat.clock.advance(TYPING_PAUSE)  # a pause: the next key is an answer
+        await pilot.press("y")
+        await settle(pilot)
+        assert app.query_one(ToolCallView).status == "done"
+        assert app.chat.query_one("#input").text == "a yesn"  # kept, not sent
 
 
 async def test_denied_with_a_reason_the_model_is_told_and_nothing_runs(app):

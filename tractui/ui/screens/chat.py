@@ -96,6 +96,7 @@ class ChatScreen(Screen[None]):
         self.editing = False
         self._draft = ""  # the prompt's text when /edit replaced it, given back after
         self._unsent = ""  # the prompt's text as last changed: kept on disk for the next start
+        self._typed_at: float | None = None  # when it last changed (``clock``): the consent question's guard
         self._unsent_timer: Timer | None = None
         self._prompt: InputBox | None = None  # kept to read its text when the app ends, its widgets gone
         self.host = CommandHost(self)
@@ -318,7 +319,7 @@ class ChatScreen(Screen[None]):
         from tractui.ui.screens.consent import ConsentScreen
 
         chosen: asyncio.Future[Decision | None] = asyncio.get_running_loop().create_future()
-        screen = ConsentScreen(request)
+        screen = ConsentScreen(request, clock=self.clock, typed_at=self._typed_at, keep=self._prompt_takes)
         await self.app.push_screen(screen, callback=lambda decision: _resolve(chosen, decision))
         try:
             decision = await chosen
@@ -650,8 +651,12 @@ class ChatScreen(Screen[None]):
         box.set_text(text)
         box.focus()
 
+    def _prompt_takes(self, text: str) -> None:
+        self.query_one(InputBox).insert(text)
+
     @on(TextArea.Changed, "#input")
     def _input_changed(self, event: TextArea.Changed) -> None:
+        self._typed_at = self.clock()
         text = event.text_area.text
         self._unsent = text
         if self._unsent_timer is not None:

@@ -3,12 +3,18 @@
 The tool's name, description and the arguments come from a server and the
 model: they are sanitised and drawn without markup, and nothing on this
 screen runs anything. Esc stops the whole reply, as it does everywhere else.
+
+The question can open while the user is typing in the prompt: keys of that
+burst are not answers (an ``a`` in a word would always allow the tool, an
+Enter would allow it once). They go on into the prompt until the user pauses.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -28,6 +34,10 @@ _BUTTONS: tuple[tuple[Choice, str, ButtonVariant], ...] = (
 )
 
 
+TYPING_PAUSE = 0.5  # seconds between keys that end a typing burst
+HELD = "keys typed as this opened went to the prompt: pause, then answer"
+
+
 class ConsentScreen(ModalScreen[Decision | None]):
     """Dismisses with the user's decision, or ``None`` when Esc stops the reply."""
 
@@ -39,9 +49,20 @@ class ConsentScreen(ModalScreen[Decision | None]):
         Binding("escape", "stop", "Stop the reply"),
     ]
 
-    def __init__(self, request: ToolRequest) -> None:
+    def __init__(
+        self,
+        request: ToolRequest,
+        *,
+        clock: Callable[[], float],
+        typed_at: float | None = None,
+        keep: Callable[[str], None] = lambda text: None,
+    ) -> None:
+        """``typed_at``: when a key was last typed in the prompt; ``keep`` gives it a character back."""
         super().__init__(classes="overlay")
         self.request = request
+        self._clock = clock
+        self._typed_at = typed_at
+        self._keep = keep
 
     def compose(self) -> ComposeResult:
         request = self.request
@@ -60,7 +81,22 @@ class ConsentScreen(ModalScreen[Decision | None]):
             yield Static(
                 "Esc stops the reply · always: saved in config.toml until the tool's definition changes",
                 classes="overlay-hint",
+                id="consent-hint",
             )
+
+    def on_key(self, event: events.Key) -> None:
+        """A key of the burst the user was typing when this opened goes on into the prompt;
+        Esc still stops the reply."""
+        now = self._clock()
+        if self._typed_at is None or now - self._typed_at >= TYPING_PAUSE or event.key == "escape":
+            self._typed_at = None
+            return
+        self._typed_at = now
+        event.prevent_default()
+        event.stop()
+        if event.is_printable and event.character:
+            self._keep(event.character)
+        self.query_one("#consent-hint", Static).update(HELD)
 
     def on_mount(self) -> None:
         self.query_one("#consent-once", Button).focus()
