@@ -222,6 +222,21 @@ def test_profile_save_without_name_overwrites_the_active_profile(host):
     assert mine.description == "Claude Sonnet 5.5: adaptive thinking, summarized"
 
 
+@pytest.mark.parametrize("in_the_way", ["profiles folder is a file", "profile is a folder"])
+def test_a_profile_that_cannot_be_written_is_one_line_and_nothing_changes(host, tmp_path, in_the_way):
+    config = tmp_path / "config"
+    config.mkdir()
+    if in_the_way == "profiles folder is a file":
+        (config / "profiles").write_text("x")
+    else:
+        (config / "profiles" / "mine.toml").mkdir(parents=True)
+    result = run(host, "/profile save mine")
+    assert result.error and result.message.startswith(f"cannot write {config / 'profiles'}")
+    assert "\n" not in result.message
+    leftovers = sorted(p.name for p in (config / "profiles").iterdir()) if (config / "profiles").is_dir() else []
+    assert leftovers == (["mine.toml"] if in_the_way == "profile is a folder" else [])  # no temporary file left
+
+
 def test_delete_shipped_profile_is_refused(host):
     result = run(host, "/profile delete claude")
     assert result.error and result.message == "'claude' is a shipped profile; only user profiles can be deleted"

@@ -84,6 +84,37 @@ def final(tool: str, args: dict[str, object] | None = None) -> list[Step]:
     return [Step("call it", calls=[(tool, args or {})]), Step("done", text="finished")]
 
 
+async def test_an_always_that_cannot_be_saved_holds_for_the_session_and_says_so(tmp_path, server, toolbox):
+    """config.toml cannot be written (a folder in the way, a full disk): the call runs, one line
+    says the choice holds for this session only, and the next call is not asked again."""
+    from tractui.errors import ProfileError
+
+    def unwritable(server: str, tool: str, fingerprint: str) -> None:
+        raise ProfileError("cannot write /nowhere/config.toml: Permission denied")
+
+    asked: list[str] = []
+
+    async def always(request: ToolRequest) -> Decision:
+        asked.append(request.tool)
+        return Decision("always")
+
+    kept, toolbox.consent = toolbox.consent, ConsentPolicy(remember=unwritable)
+    try:
+        conv, model = chat(tmp_path, server, toolbox, final("demo__add", {"a": 1, "b": 2}))
+        conv.approve = always
+        events = await run(conv)
+        notes = [e.message for e in events if isinstance(e, Notice)]
+        assert states(events)[-1] == ("add", "done") and model.refusals == []
+        assert notes == [
+            "demo.add is allowed for this session only: cannot write /nowhere/config.toml: Permission denied"
+        ]
+        model.steps, model.served = final("demo__add", {"a": 3, "b": 4}), 0
+        events = await run(conv, "again")
+        assert states(events)[-1] == ("add", "done") and asked == ["add"]
+    finally:
+        toolbox.consent = kept
+
+
 async def test_a_denial_with_a_reason_reaches_the_model_and_nothing_runs(tmp_path, server, toolbox):
     conv, model = chat(tmp_path, server, toolbox, final("demo__add", {"a": 1, "b": 2}))
 

@@ -19,7 +19,15 @@ MAX_DEPTH = 32  # settings nest four levels; a deeper file is not a tractui file
 
 
 def write_private(path: Path, text: str) -> None:
-    """Write ``text`` atomically with mode 0600 in a 0700 folder: a reader sees the old file or the new one."""
+    """Write ``text`` atomically with mode 0600 in a 0700 folder: a reader sees the old file or the
+    new one. A folder or file in the way, no permission or no space is one line (``ProfileError``)."""
+    try:
+        _write_private(path, text)
+    except OSError as err:
+        raise ProfileError(f"cannot write {path}: {err.strerror or err}") from None
+
+
+def _write_private(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     os.chmod(path.parent, 0o700)
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from tractui.core.content import Content, ToolCallBlock, ToolResultBlock
-from tractui.core.events import ToolCallState, ToolStatus
+from tractui.core.events import Notice, ToolCallState, ToolStatus
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.store.history import HistoryStore
@@ -68,7 +68,7 @@ class ToolRound:
     cancelled: bool = False
     _task: asyncio.Future[Any] | None = None
 
-    async def run(self, calls: list[ToolCallBlock]) -> AsyncIterator[ToolCallState]:
+    async def run(self, calls: list[ToolCallBlock]) -> AsyncIterator[ToolCallState | Notice]:
         pending = list(calls)
         try:
             while pending and not self.cancelled:
@@ -85,17 +85,20 @@ class ToolRound:
         if self._task is not None:
             self._task.cancel()
 
-    async def _one(self, call: ToolCallBlock) -> AsyncIterator[ToolCallState]:
+    async def _one(self, call: ToolCallBlock) -> AsyncIterator[ToolCallState | Notice]:
         request = self.tools.request(call) if self.tools is not None else None
         if request is None:
             yield self._answer(call, "unknown", UNKNOWN.format(name=call.name), 0.0)
             return
         if not self.tools_consent(request):
             yield ToolCallState(call.id, "waiting", server=request.server, tool=request.tool)
-            decision = await self._guarded(self._decide(request))
-            if decision is None:
+            decided = await self._guarded(self._decide(request))
+            if decided is None:
                 yield self._answer(call, "cancelled", CANCELLED, 0.0, request)
                 return
+            decision, unsaved = decided
+            if unsaved is not None:
+                yield Notice(unsaved)
             if not decision.allowed:
                 why = f"denied by the user: {decision.reason}" if decision.reason else "denied by the user"
                 if self.approve is None:
@@ -115,13 +118,13 @@ class ToolRound:
         assert self.tools is not None
         return self.tools.consent.preapproved(request)
 
-    async def _decide(self, request: ToolRequest) -> Decision:
+    async def _decide(self, request: ToolRequest) -> tuple[Decision, str | None]:
+        """The user's decision, and what went wrong keeping it (``ConsentPolicy.record``)."""
         if self.approve is None:
-            return Decision("deny")
+            return Decision("deny"), None
         decision = await self.approve(request)
         assert self.tools is not None
-        self.tools.consent.record(request, decision)
-        return decision
+        return decision, self.tools.consent.record(request, decision)
 
     async def _guarded(self, work: Awaitable[T]) -> T | None:
         """``work`` in a task Esc can cancel; ``None`` when it was."""

@@ -13,6 +13,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tractui.errors import UserError
+
 Choice = Literal["once", "session", "always", "deny"]
 
 
@@ -66,10 +68,15 @@ class ConsentPolicy:
             return True
         return self._session.get((request.server, request.tool)) == request.fingerprint
 
-    def record(self, request: ToolRequest, decision: Decision) -> None:
+    def record(self, request: ToolRequest, decision: Decision) -> str | None:
+        """Keep the choice; what went wrong saving an "always" (it holds for this session all the same)."""
         if decision.choice in ("session", "always"):
             self._session[(request.server, request.tool)] = request.fingerprint
         if decision.choice == "always":
             self.saved.setdefault(request.server, {})[request.tool] = request.fingerprint
             if self.remember is not None:
-                self.remember(request.server, request.tool, request.fingerprint)
+                try:
+                    self.remember(request.server, request.tool, request.fingerprint)
+                except UserError as err:
+                    return f"{request.server}.{request.tool} is allowed for this session only: {err}"
+        return None

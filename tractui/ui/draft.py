@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tractui.config.files import write_private
 from tractui.config.paths import data_dir
+from tractui.errors import ProfileError
 
 SAVE_AFTER = 0.5  # seconds of no typing before the draft is written
 
@@ -35,5 +36,5 @@ def save_draft(text: str) -> None:
             write_private(path, text)
         else:
             path.unlink(missing_ok=True)
-    except OSError:
+    except (OSError, ProfileError):  # a draft is a convenience: never an error of its own
         return

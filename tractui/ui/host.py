@@ -272,7 +272,7 @@ class CommandHost:
         app.theme = name
         try:
             update_app_config(theme=name)
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, UserError) as exc:
             await self.chat.note(f"theme switched, but not remembered: {exc}", error=True)
             return
         await self.chat.note(f"Theme: {name} (remembered)")
