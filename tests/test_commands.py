@@ -161,6 +161,13 @@ def test_set_key_value_applies_at_once_in_canonical_form(host):
     assert host.settings.get("system-prompt") == "You are terse.  Answer briefly."
 
 
+def test_set_to_the_value_it_has_says_nothing_changed(host):
+    """Not "not sent … as things are" beside a request that sends it: the value was already so."""
+    first = run(host, "/set temperature 0.7")
+    assert not first.error and "nothing changed" not in first.message
+    assert run(host, "/set temperature 0.70").message == "temperature = 0.7 (already so: nothing changed)"
+
+
 def test_set_errors_are_one_line_and_change_nothing(host):
     host.settings.set("reasoning.effort", "low")
     before = host.settings.changed()

@@ -266,6 +266,12 @@ async def test_export_theme_compact_quit(tmp_path):
         await run(pilot, "exported words")
         await run(pilot, "/export md out.md")
         assert "exported words" in (tmp_path / "out.md").read_text()
+        await run(pilot, "/export out.json")  # a PATH alone: its format from its name
+        assert json.loads((tmp_path / "out.json").read_text())
+        await run(pilot, "/export ./notes.txt")
+        assert "exported words" in (tmp_path / "notes.txt").read_text() and not notes(app)[-1].startswith("unknown")
+        await run(pilot, "/export pdf")
+        assert notes(app)[-1] == "unknown export format 'pdf': md or json"
         await run(pilot, "/export json")
         exported = next((tmp_path / "data" / "exports").glob("tractui-*.json"))
         assert json.loads(exported.read_text()) and str(exported) in notes(app)[-1]

@@ -187,6 +187,8 @@ def _set(rest: str, ctx: CommandContext) -> CommandResult:
         applied = settings.set(spec.key, value)
     except SettingError as err:
         return _error(str(err))
+    if before.get(spec.key) == applied and before.is_changed(spec.key) == settings.is_changed(spec.key):
+        return CommandResult(message=f"{spec.key} = {format_value(applied)} (already so: nothing changed)")
     return CommandResult(message=f"{spec.key} = {format_value(applied)} ({_effect(ctx, spec.key, before, settings)})")
 
 

@@ -236,6 +236,8 @@ class CommandHost:
             await self.chat.note("nothing to export: the session is empty", error=True)
             return
         words = args.split(maxsplit=1)
+        if words and words[0].lower() not in FORMATS and any(c in words[0] for c in "/.~"):
+            words = ["json" if words[0].lower().endswith(".json") else "md", args.strip()]  # a PATH alone
         fmt = words[0].lower() if words else "md"
         if fmt not in FORMATS:
             await self.chat.note(f"unknown export format '{fmt}': md or json", error=True)
