@@ -97,6 +97,32 @@ async def test_disk_full_mid_stream_keeps_the_reply_and_writes_it_later(store, c
     assert chain[3].content.text == "second answer"
 
 
+async def test_a_history_another_program_holds_says_so_not_to_free_space(tmp_path, config, loopback, monkeypatch):
+    """Another program holds the file locked past the busy timeout: the message is not sent, and
+    the line's next step is to send it again once the file is let go (it said "free some space")."""
+    import sqlite3
+
+    import tractui.store.db as db
+
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 200)
+    store = HistoryStore(tmp_path / "history.db")
+    conv = Conversation(store, Settings(), config)
+    loopback.add(openai_chat_reply("first"))
+    [_ async for _ in conv.send("hello")]
+    holder = sqlite3.connect(tmp_path / "history.db", isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        events = [event async for event in conv.send("held")]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    errors = [e.message for e in events if isinstance(e, StreamError)]
+    assert len(errors) == 1 and "not sent" in errors[0] and "locked" in errors[0]
+    assert errors[0].endswith("send it again once the other program lets go of the file")
+    assert len(loopback.requests) == 1
+    store.close()
+
+
 async def test_a_message_that_cannot_be_written_is_not_sent(store, config, loopback):
     conv = Conversation(store, Settings(), config)
     loopback.add(openai_chat_reply("first"))

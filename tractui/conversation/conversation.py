@@ -600,9 +600,11 @@ def _told_if_never_run(queue: asyncio.Queue[StreamEvent | _End], task: asyncio.T
 
 
 def _not_sent(exc: StoreError) -> StreamError:
+    """The next step fits the cause: another program holding the file, or a full disk."""
+    held = "locked" in str(exc) or "busy" in str(exc)
+    step = "send it again once the other program lets go of the file" if held else "free some space and send it again"
     return StreamError(
-        kind="storage",
-        message=f"the history cannot be written ({exc}): your message was not sent; free some space and send it again",
+        kind="storage", message=f"the history cannot be written ({exc}): your message was not sent; {step}"
     )
 
 
