@@ -115,6 +115,23 @@ async def test_an_always_that_cannot_be_saved_holds_for_the_session_and_says_so(
         toolbox.consent = kept
 
 
+@pytest.mark.parametrize("arguments", ["just a string", 42, [1, 2]])
+async def test_a_call_whose_arguments_cannot_be_run_is_answered_without_asking(tmp_path, server, toolbox, arguments):
+    """Arguments that are not a JSON object: the user is not asked to allow what would not run."""
+    conv, model = chat(tmp_path, server, toolbox, final("demo__add", arguments))  # type: ignore[arg-type]
+    asked: list[str] = []
+
+    async def ask(request: ToolRequest) -> Decision:
+        asked.append(request.tool)
+        return Decision("once")
+
+    conv.approve = ask
+    events = await run(conv)
+    assert asked == [] and states(events) == [("add", "error")] and model.refusals == []
+    result = next(c for c in conv.history() if c.kind == "tool").content.blocks[0]
+    assert result.content == "the arguments must be a JSON object; nothing was run"
+
+
 async def test_a_denial_with_a_reason_reaches_the_model_and_nothing_runs(tmp_path, server, toolbox):
     conv, model = chat(tmp_path, server, toolbox, final("demo__add", {"a": 1, "b": 2}))
 

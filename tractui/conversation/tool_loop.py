@@ -47,6 +47,10 @@ class ToolRunner(Protocol):
         """Whether these tools are offered to a model of ``provider`` (the built-in demo tools only to the demo)."""
         ...
 
+    def refusal(self, request: ToolRequest) -> str | None:
+        """Why the call cannot be run as written (arguments that are not a JSON object): no one is asked."""
+        ...
+
     def definitions(self) -> list[ToolSpec]: ...
 
     def request(self, call: ToolCallBlock) -> ToolRequest | None: ...
@@ -89,6 +93,10 @@ class ToolRound:
         request = self.tools.request(call) if self.tools is not None else None
         if request is None:
             yield self._answer(call, "unknown", UNKNOWN.format(name=call.name), 0.0)
+            return
+        assert self.tools is not None
+        if (why := self.tools.refusal(request)) is not None:
+            yield self._answer(call, "error", why, 0.0, request)
             return
         if not self.tools_consent(request):
             yield ToolCallState(call.id, "waiting", server=request.server, tool=request.tool)

@@ -149,15 +149,17 @@ class Toolbox:
         )
 
     # -- calling -------------------------------------------------------------
+    def refusal(self, request: ToolRequest) -> str | None:
+        """Why the call cannot be run as the model wrote it (before anyone is asked), or ``None``."""
+        parsed = parsed_arguments(request.arguments)
+        return parsed if isinstance(parsed, str) else None
+
     async def call(self, request: ToolRequest, *, counter: TokenCounter, max_tokens: int) -> ToolOutcome:
         """Run the call; any failure comes back as an error result. Cancelling the caller cancels the call."""
         started = time.monotonic()
-        try:
-            arguments = json.loads(request.arguments) if request.arguments.strip() else {}
-        except ValueError as err:
-            return ToolOutcome("error", f"the arguments are not JSON ({err}); nothing was run", 0.0)
-        if not isinstance(arguments, dict):
-            return ToolOutcome("error", "the arguments must be a JSON object; nothing was run", 0.0)
+        arguments = parsed_arguments(request.arguments)
+        if isinstance(arguments, str):
+            return ToolOutcome("error", arguments, 0.0)
         connection = self.connections[request.server]
         try:
             result = await connection.call(request.tool, arguments)
@@ -165,6 +167,17 @@ class Toolbox:
             return _failure(leaf(exc), time.monotonic() - started)
         text, _ = capped(result_text(result), max_tokens, counter)
         return ToolOutcome("error" if result.is_error else "done", text, time.monotonic() - started)
+
+
+def parsed_arguments(text: str) -> dict[str, Any] | str:
+    """The call's arguments as the tool gets them (none: an empty object), or why they cannot be."""
+    try:
+        arguments = json.loads(text) if text.strip() else {}
+    except ValueError as err:
+        return f"the arguments are not JSON ({err}); nothing was run"
+    if not isinstance(arguments, dict):
+        return "the arguments must be a JSON object; nothing was run"
+    return arguments
 
 
 def _failure(exc: BaseException, duration: float) -> ToolOutcome:
