@@ -311,6 +311,8 @@ class ChatScreen(Screen[None]):
 
         if isinstance(self.app.screen, ToolsScreen):
             self.app.screen.refresh_servers()
+        if connection.state == "ready":  # its tools join the next request: the gauge counts them
+            self.call_later(self._refresh_footer)
         if connection.state == "failed":
             self.call_later(self.note, f"MCP server {connection.name} failed: {connection.reason} (/tools)", error=True)
 
@@ -341,7 +343,10 @@ class ChatScreen(Screen[None]):
                 "`tractui mcp import FILE` (docs/tools.md)"
             )
             return
-        await self.app.push_screen(ToolsScreen(box, enabled=self.settings.view.tools_enabled))
+        # the tools switched on or off there change what the next request carries: the gauge counts it
+        await self.app.push_screen(
+            ToolsScreen(box, enabled=self.settings.view.tools_enabled), callback=lambda _: self._refresh_footer()
+        )
 
     # -- notes in the conversation -----------------------------------------
     async def note(self, text: str, *, error: bool = False) -> Static:
