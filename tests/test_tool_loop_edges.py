@@ -132,6 +132,27 @@ async def test_a_call_whose_arguments_cannot_be_run_is_answered_without_asking(t
     assert result.content == "the arguments must be a JSON object; nothing was run"
 
 
+async def test_a_call_running_when_the_app_quits_gets_its_cancelled_result(tmp_path, server, toolbox):
+    """The consumer of the reply went away mid-call (the app quit): the call still gets exactly one
+    result, stored as cancelled, as with Esc."""
+    conv, _ = chat(tmp_path, server, toolbox, final("test__sleep", {"seconds": 30}))
+    conv.approve = allow
+    running = asyncio.Event()
+
+    async def reply() -> None:  # as the app's reply worker, which quitting cancels
+        async for event in conv.send("sleep"):
+            if isinstance(event, ToolCallState) and event.status == "running":
+                running.set()
+
+    worker = asyncio.ensure_future(reply())
+    await asyncio.wait_for(running.wait(), 60)
+    worker.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await worker
+    tools = [c.content.metadata for c in conv.store.chain(conv.session_id) if c.kind == "tool"]
+    assert [(m["status"], m.get("tool")) for m in tools] == [("cancelled", "sleep")]
+
+
 async def test_a_denial_with_a_reason_reaches_the_model_and_nothing_runs(tmp_path, server, toolbox):
     conv, model = chat(tmp_path, server, toolbox, final("demo__add", {"a": 1, "b": 2}))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from tractui.core.content import Content, ToolCallBlock, ToolResultBlock
@@ -71,17 +71,20 @@ class ToolRound:
     max_tokens: int
     cancelled: bool = False
     _task: asyncio.Future[Any] | None = None
+    _answered: set[str] = field(default_factory=set)  # the ids of the calls given their result
 
     async def run(self, calls: list[ToolCallBlock]) -> AsyncIterator[ToolCallState | Notice]:
         pending = list(calls)
         try:
             while pending and not self.cancelled:
-                call = pending.pop(0)
-                async for state in self._one(call):
+                async for state in self._one(pending[0]):
                     yield state
-        finally:
-            for call in pending:  # Esc, or the consumer went away: every call still gets a result
-                self._answer(call, "cancelled", CANCELLED, 0.0)
+                pending.pop(0)
+        finally:  # Esc, or the consumer went away (the app quit mid-call): every call still gets a result
+            for call in pending:
+                if call.id not in self._answered:
+                    request = self.tools.request(call) if self.tools is not None else None
+                    self._answer(call, "cancelled", CANCELLED, 0.0, request)
 
     def cancel(self) -> None:
         """Stop at once: the call waiting or running is cancelled, the rest are answered as cancelled."""
@@ -162,6 +165,7 @@ class ToolRound:
             parent_id=self.parent_id,
         )
         self.parent_id = commit.id
+        self._answered.add(call.id)
         server = request.server if request else ""
         tool = request.tool if request else call.name
         return ToolCallState(call.id, status, server=server, tool=tool, result=text, duration=duration)
