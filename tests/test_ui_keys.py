@@ -156,6 +156,10 @@ async def test_ctrl_t_folds_thinking_to_its_header(tmp_path):
         assert view.region.height == tall
 
 
+def notes(app) -> list[str]:
+    return [str(n.render()) for n in app.query(".note")]
+
+
 def typed_at_once(box, text: str) -> None:
     """Post every key of ``text`` (``\\r`` for Enter) to the prompt without waiting: a fast typist."""
     from textual import events
@@ -174,6 +178,53 @@ async def test_keys_typed_right_after_enter_belong_to_the_next_line(tmp_path):
         await settle(pilot)
         assert app.settings.get("temperature") == 0.5 and app.settings.get("retries") == 2
         assert box.text == ""
+
+
+def pressed_at_once(box, *keys: str) -> None:
+    """Post ``keys`` (Textual's key names) to the prompt without waiting: a fast typist's Up/Down."""
+    from textual import events
+
+    for key in keys:
+        box.post_message(events.Key(key, None))
+
+
+async def test_lines_typed_fast_after_enter_with_the_completion_list_open_run_each_as_typed(tmp_path):
+    """Enter with the list open (``all`` also begins ``allButLast``) sends the text as typed and
+    empties the prompt then, not once the screen has looked at the list: what comes after is the
+    next line (the screen's view of the list may be older or newer than the text at Enter)."""
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        box = app.query_one("#input")
+        await type_line(pilot, "/set reasoning.stripFromContext al", enter=False)
+        assert app.query_one(CompletionPopup).display  # all, allButLast
+        typed_at_once(box, "l\r/set retries 2\r/set reasoning.includeInContext true\r/new\rhello w\r")
+        await settle(pilot)
+        assert not [n for n in notes(app) if "bad value" in n or "unknown command" in n]
+        assert app.settings.get("reasoning.stripFromContext") == "all" and app.settings.get("retries") == 2
+        assert app.settings.get("reasoning.includeInContext") is True
+        assert [u.text for u in app.query(UserMessage)] == ["hello w"]  # after /new, which cleared the view
+        assert box.text == ""
+
+
+async def test_up_down_and_enter_typed_fast_pick_from_the_list_for_the_text_as_typed(tmp_path):
+    """Up/Down and Enter choose from the list for the text as it is when each key comes, so a
+    suggestion picked in a burst is the one the keys pick, and the next line stays apart."""
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        box = app.query_one("#input")
+        await type_line(pilot, "/set reasoning.stripFromContext ", enter=False)
+        assert app.query_one(CompletionPopup).display  # all, allButLast, none
+        pressed_at_once(box, "down", "down", "enter", "enter")
+        typed_at_once(box, "/set retries 2\r/set reasoning.includeInR")
+        pressed_at_once(box, "tab", "up")
+        typed_at_once(box, "\r\r/new")
+        await settle(pilot)
+        assert not [n for n in notes(app) if "bad value" in n or "unknown command" in n]
+        assert app.settings.get("reasoning.stripFromContext") == "allButLast" and app.settings.get("retries") == 2
+        assert app.settings.get("reasoning.includeInResponse") is False  # Tab, then Up to the last row
+        assert box.text == "/new" and not app.query_one(CompletionPopup).display
 
 
 async def test_a_message_typed_ahead_while_a_reply_streams_is_kept_whole(tmp_path, loopback):

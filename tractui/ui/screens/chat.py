@@ -152,6 +152,7 @@ class ChatScreen(Screen[None]):
         self._apply_thinking_visibility()
         self.refresh_where()
         box = self._prompt = self.query_one(InputBox)
+        box.offer.completer = self._complete
         box.focus()
         draft = load_draft()
         if draft.strip():
@@ -420,26 +421,15 @@ class ChatScreen(Screen[None]):
     # -- sending -----------------------------------------------------------
     @on(InputBox.Submitted)
     async def _submitted(self, event: InputBox.Submitted) -> None:
-        box = self.query_one(InputBox)  # emptied by Enter (unless completing); it may hold keys typed since
-        popup = self.query_one(CompletionPopup)
-        if popup.display:
-            choice = popup.chosen(default_first=False)
-            if choice is not None and choice.text.rstrip() != event.text.rstrip():
-                box.set_text(choice.text)
-                return
+        box = self.query_one(InputBox)  # emptied by Enter; it may hold keys typed since
         text = event.text
         if not text.strip():
             return
         if self.streaming and (self.editing or not _is_command_line(text)):
-            if not box.text.startswith(text):
-                box.set_text(text + box.text)
+            box.set_text(text + box.text)
             await self.note(f"{STILL_STREAMING}; your message stays in the prompt", error=True)
             return
         box.remember(text)
-        if box.text.startswith(text):  # Enter picked nothing from the open completion list: sent as typed
-            box.set_text(box.text[len(text) :])
-        popup.hide()
-        box.completing = False
         if not self.ready:
             self._queued.append(text)
             return
@@ -576,10 +566,8 @@ class ChatScreen(Screen[None]):
     async def action_cancel(self) -> None:
         box = self.query_one(InputBox)
         box.focus()  # Esc always brings the keys back to the prompt
-        popup = self.query_one(CompletionPopup)
-        if popup.display:
-            popup.hide()
-            box.completing = False
+        if box.offer.close(box.text):
+            self._show_offer()
             return
         if self.editing:
             self.editing = False
@@ -667,29 +655,16 @@ class ChatScreen(Screen[None]):
         if self._unsent_timer is not None:
             self._unsent_timer.stop()
         self._unsent_timer = self.set_timer(SAVE_AFTER, lambda: save_draft(self._unsent))
-        popup = self.query_one(CompletionPopup)
-        found = self.host.complete(text) if text.startswith("/") and "\n" not in text else []
-        if len(found) == 1 and found[0].text.rstrip() == text.rstrip():
-            found = []
-        if found:
-            popup.show([Suggestion(c.text, c.label or c.text, c.help) for c in found])
-        else:
-            popup.hide()
-        self.query_one(InputBox).completing = bool(found)
+        self._show_offer()
 
-    @on(InputBox.Navigate)
-    def _navigate(self, event: InputBox.Navigate) -> None:
-        popup = self.query_one(CompletionPopup)
+    @on(InputBox.OfferChanged)
+    def _show_offer(self) -> None:
+        """Draw the prompt's completion list for its text as it is now."""
         box = self.query_one(InputBox)
-        if event.key == "escape":
-            popup.hide()
-            box.completing = False
-        elif event.key in ("up", "down"):
-            popup.move(-1 if event.key == "up" else 1)
-        elif event.key == "tab":
-            choice = popup.chosen(default_first=True)
-            if choice is not None:
-                box.set_text(choice.text)
+        self.query_one(CompletionPopup).show(*box.offer.shown(box.text))
+
+    def _complete(self, text: str) -> list[Suggestion]:
+        return [Suggestion(c.text, c.label or c.text, c.help) for c in self.host.complete(text)]
 
     # -- what commands do to the view ------------------------------------------
     async def show_context(self) -> None:

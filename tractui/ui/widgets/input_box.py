@@ -1,7 +1,9 @@
 """The prompt: a TextArea where Enter sends and Shift+Enter / Ctrl+J add a line.
 
 Up/Down walk the input history when the cursor is on the first/last line,
-and drive the completion popup while it is open.
+and drive the completion list while it is open. The list's state is the
+prompt's own (``Offer``), read at each key for the text as it is then: keys
+typed fast come before the screen has heard of the text they follow.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from tractui.ui.internals import paint_now
+from tractui.ui.widgets.completion import Offer
 
 
 class InputBox(TextArea):
@@ -19,12 +22,8 @@ class InputBox(TextArea):
             super().__init__()
             self.text = text
 
-    class Navigate(Message):
-        """Up/Down/Tab/Escape while completion is open: the app moves the selection."""
-
-        def __init__(self, key: str) -> None:
-            super().__init__()
-            self.key = key
+    class OfferChanged(Message):
+        """Up/Down moved in the completion list or Esc closed it: the popup draws it again."""
 
     def __init__(self) -> None:
         super().__init__(id="input", soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True)
@@ -32,7 +31,7 @@ class InputBox(TextArea):
         self.sent: list[str] = []
         self._walk: int | None = None
         self._draft = ""
-        self.completing = False
+        self.offer = Offer()
 
     def on_idle(self, event: events.Idle) -> None:
         """Show a typed key at once: the screen's next update may wait behind the layout of a
@@ -50,12 +49,7 @@ class InputBox(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
-        if self.completing and key in ("up", "down", "tab", "escape"):
-            event.stop()
-            event.prevent_default()
-            self.post_message(self.Navigate(key))
-            return
-        if key == "tab":  # nothing to complete: the prompt keeps the keys (Tab would move focus away)
+        if key in ("up", "down", "tab", "escape", "enter") and self._completion_key(key):
             event.stop()
             event.prevent_default()
             return
@@ -63,8 +57,7 @@ class InputBox(TextArea):
             event.stop()
             event.prevent_default()
             text = self.text
-            if not self.completing:  # (Enter in the completion list picks a suggestion: the app decides)
-                self.set_text("")  # now: a key typed before the app handles this line belongs to the next one
+            self.set_text("")  # now: a key typed before the app handles this line belongs to the next one
             self.post_message(self.Submitted(text))
             return
         if key in ("shift+enter", "ctrl+j"):
@@ -81,6 +74,20 @@ class InputBox(TextArea):
             event.prevent_default()
             return
         await super()._on_key(event)
+
+    def _completion_key(self, key: str) -> bool:
+        """Act on the completion list for the text as it is now; False if the key is not for it."""
+        text = self.text
+        if key in ("tab", "enter"):
+            choice = self.offer.chosen(text, first=key == "tab")
+            if choice is not None and (key == "tab" or choice.text.rstrip() != text.rstrip()):
+                self.set_text(choice.text)  # Enter on a row that is the text already sends it
+                return True
+            return key == "tab"  # with nothing to complete the prompt keeps Tab (it would move focus)
+        moved = self.offer.close(text) if key == "escape" else self.offer.move(text, -1 if key == "up" else 1)
+        if moved:
+            self.post_message(self.OfferChanged())
+        return moved
 
     def _history_step(self, step: int) -> bool:
         if not self.sent:
