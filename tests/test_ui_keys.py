@@ -188,6 +188,23 @@ def pressed_at_once(box, *keys: str) -> None:
         box.post_message(events.Key(key, None))
 
 
+async def test_backspace_typed_fast_deletes_where_it_was_typed(tmp_path):
+    """Backspace and Delete among characters typed at once act in their place in the burst."""
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        box = app.query_one("#input")
+        for _ in range(3):
+            typed_at_once(box, "abcdef")
+            pressed_at_once(box, "backspace", "backspace")
+            typed_at_once(box, "xy")
+            pressed_at_once(box, "backspace")
+            typed_at_once(box, "z ")
+        pressed_at_once(box, "home", "delete")
+        await settle(pilot)
+        assert box.text == "bcdxz abcdxz abcdxz "
+
+
 async def test_lines_typed_fast_after_enter_with_the_completion_list_open_run_each_as_typed(tmp_path):
     """Enter with the list open (``all`` also begins ``allButLast``) sends the text as typed and
     empties the prompt then, not once the screen has looked at the list: what comes after is the

@@ -9,11 +9,21 @@ typed fast come before the screen has heard of the text they follow.
 from __future__ import annotations
 
 from textual import events
+from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
 from tractui.ui.internals import paint_now
 from tractui.ui.widgets.completion import Offer
+
+# The text area's own keys (Backspace, Delete, Home, arrows, …) run here, in order with the characters
+# around them: as bindings they ran once the key had reached the app, after characters typed later
+_EDITING = {
+    key.strip(): binding.action
+    for binding in TextArea.BINDINGS
+    if isinstance(binding, Binding)
+    for key in binding.key.split(",")
+}
 
 
 class InputBox(TextArea):
@@ -72,6 +82,11 @@ class InputBox(TextArea):
         if key == "down" and self.cursor_location[0] == self.document.line_count - 1 and self._history_step(1):
             event.stop()
             event.prevent_default()
+            return
+        if (action := _EDITING.get(key)) is not None:
+            event.stop()
+            event.prevent_default()
+            await self.run_action(action)
             return
         await super()._on_key(event)
 
