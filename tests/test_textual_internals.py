@@ -447,3 +447,56 @@ async def test_the_compositor_paints_each_line_through_strip_divide():
         finally:
             Strip.divide = installed
     assert calls, MOVED + "Compositor._render_chops no longer divides painted lines with Strip.divide"
+
+
+def _read_by_the_linux_driver(*reads: bytes) -> list[object]:
+    """What Textual's Linux driver makes of ``reads`` from its terminal, its input thread run on a pipe."""
+    import os
+    import signal
+    import threading
+    import time
+
+    from textual.drivers.linux_driver import LinuxDriver
+
+    before = {number: signal.getsignal(number) for number in (signal.SIGTSTP, signal.SIGCONT)}
+    read_end, write_end = os.pipe()
+    messages: list[object] = []
+    raised: list[BaseException] = []
+    try:
+        driver = LinuxDriver(App(), debug=False, mouse=False, size=(80, 24))
+        driver.fileno = read_end
+        driver.process_message = messages.append  # type: ignore[method-assign]
+
+        def run() -> None:
+            try:
+                driver.run_input_thread()
+            except BaseException as error:
+                raised.append(error)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        for data in reads:
+            os.write(write_end, data)
+            time.sleep(0.15)
+        driver.exit_event.set()
+        thread.join(10)
+        assert not thread.is_alive()
+    finally:
+        os.close(write_end)
+        os.close(read_end)
+        for number, handler in before.items():
+            signal.signal(number, handler)
+    if raised:
+        raise raised[0]
+    return messages
+
+
+async def test_the_linux_driver_decodes_through_what_mend_terminal_input_replaces():
+    """``mend_terminal_input``: the driver's input thread makes its decoder with its module's
+    ``getincrementaldecoder``."""
+    from textual import events
+
+    internals.mend_terminal_input()
+    keys = _read_by_the_linux_driver(b"a\xe9b\xc3", b"\xa9")
+    typed = [message.character for message in keys if isinstance(message, events.Key)]
+    assert typed == ["a", "\ufffd", "b", "é"], MOVED + "LinuxDriver.run_input_thread's decoder"

@@ -20,7 +20,12 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from tractui.ui.heap import Heap
-from tractui.ui.internals import remember_line_breaks, resume_only_after_suspend, uncycle_painted_strips
+from tractui.ui.internals import (
+    mend_terminal_input,
+    remember_line_breaks,
+    resume_only_after_suspend,
+    uncycle_painted_strips,
+)
 from tractui.ui.palette import PrefillPrompt, RunSlashCommand, SlashCommands
 from tractui.ui.pending import PendingConversation
 from tractui.ui.screens.chat import ChatScreen
@@ -58,6 +63,7 @@ class TractApp(App[int]):
         super().__init__()
         remember_line_breaks()
         uncycle_painted_strips()
+        mend_terminal_input()
         self.clock = clock
         self._quit_armed = -1e9
         notices = list(notices or [])

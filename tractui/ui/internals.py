@@ -9,22 +9,26 @@ an upgrade breaks one, ``/set ui.markdown public`` draws answers with public
 Textual only (``Markdown.append``) while the fast path is mended. The two
 process-wide changes the app installs (``remember_line_breaks``,
 ``uncycle_painted_strips``) give Textual's own results, which property tests
-check against the originals.
+check against the originals. A third, ``mend_terminal_input``, changes how the
+Linux driver reads the terminal, where Textual's own way ends the app.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import re
 import signal
 import threading
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import textual.content
+import textual.drivers.linux_driver
 from rich.cells import cell_len
 from textual import events
 from textual._compositor import ChopsUpdate, Compositor, CompositorUpdate, LayoutUpdate
@@ -416,3 +420,21 @@ def resume_only_after_suspend(app: App[Any], terminal_alive: Callable[[], bool])
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTSTP, on_stop)
     loop.add_signal_handler(signal.SIGCONT, on_continue)
+
+
+def _replacing_decoder(encoding: str) -> Callable[[], codecs.IncrementalDecoder]:
+    """``codecs.getincrementaldecoder``, the decoder it gives replacing what it cannot decode."""
+    return partial(codecs.getincrementaldecoder(encoding), errors="replace")
+
+
+def mend_terminal_input() -> None:
+    """Let Textual's Linux driver read the terminal through a decoder that does not raise (once).
+
+    The driver decodes what it reads from the terminal as strict UTF-8: one byte
+    that is not UTF-8 (a Latin-1 terminal's é, binary pasted without brackets)
+    raised in its input thread, and the app ended with a traceback. Such a byte
+    is now U+FFFD (the decoder stays incremental: a character split between two
+    reads is still one character)."""
+    driver = textual.drivers.linux_driver
+    if driver.getincrementaldecoder is codecs.getincrementaldecoder:
+        driver.getincrementaldecoder = _replacing_decoder  # type: ignore[assignment]
