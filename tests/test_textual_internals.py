@@ -491,12 +491,62 @@ def _read_by_the_linux_driver(*reads: bytes) -> list[object]:
     return messages
 
 
-async def test_the_linux_driver_decodes_through_what_mend_terminal_input_replaces():
+async def test_the_linux_driver_decodes_and_parses_through_what_mend_terminal_input_replaces():
     """``mend_terminal_input``: the driver's input thread makes its decoder with its module's
-    ``getincrementaldecoder``."""
+    ``getincrementaldecoder`` and its parser with its module's ``XTermParser``."""
     from textual import events
 
     internals.mend_terminal_input()
-    keys = _read_by_the_linux_driver(b"a\xe9b\xc3", b"\xa9")
+    keys = _read_by_the_linux_driver(b"a\xe9b\xc3", b"\xa9", b"\x1b[200~x \x1b[31my\x1b[201~")
     typed = [message.character for message in keys if isinstance(message, events.Key)]
     assert typed == ["a", "\ufffd", "b", "é"], MOVED + "LinuxDriver.run_input_thread's decoder"
+    pastes = [message.text for message in keys if isinstance(message, events.Paste)]
+    assert pastes == ["x \x1b[31my"], MOVED + "LinuxDriver.run_input_thread's parser"
+
+
+def test_textuals_parser_takes_a_paste_between_its_brackets():
+    """``WholePastes`` lets Textual's parser see the brackets of a paste and nothing between
+    them: the start bracket puts it in its paste mode, the end bracket ends it with an empty
+    ``Paste`` (dropped); the two must still be the only way in and out of it."""
+    from textual import events
+    from textual._xterm_parser import XTermParser
+
+    def events_of(parser: XTermParser, data: str) -> list[tuple[str, str | None]]:
+        return [
+            (type(event).__name__, event.text if isinstance(event, events.Paste) else getattr(event, "key", None))
+            for at in range(len(data))
+            for event in parser.feed(data[at])
+        ]
+
+    assert events_of(XTermParser(), "\x1b[200~\x1b[201~a") == [("Paste", ""), ("Key", "a")], (
+        MOVED + "XTermParser's bracketed paste"
+    )
+    assert events_of(XTermParser(), "\x1b[200~xy\x1b[201~") == [("Paste", "xy")]
+
+
+_keyboard = st.lists(
+    st.one_of(
+        st.sampled_from(
+            ["\x1b", "\x1b[A", "\x1b[1;5C", "\x1b[<0;3;4M", "\x1bOP", "\x1b[200~x\x1b[201~", "\x1b[I", "\r"]
+        ),
+        st.sampled_from(["\x1b[", "[", "2", "0", "1", "~", "\t", "\x7f", "a", "é"]),
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_keyboard, st.integers(1, 8))
+def test_whole_pastes_parses_as_textuals_parser_where_no_esc_is_pasted(data: str, size: int):
+    """Keys, mouse reports, focus and pastes without an ESC inside: the same events, in the same
+    order, however the input is split between reads."""
+    from textual._xterm_parser import XTermParser
+
+    def events_of(parser: XTermParser) -> list[str]:
+        found: list[str] = []
+        for at in range(0, len(data), size):
+            found += (repr(event) for event in parser.feed(data[at : at + size]))
+        found += (repr(event) for event in parser.feed(""))
+        return found
+
+    assert events_of(internals.WholePastes()) == events_of(XTermParser()), MOVED + "XTermParser.parse"

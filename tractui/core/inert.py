@@ -91,6 +91,17 @@ def inert(text: str) -> str:
     return _SHOWN.sub(_shown, text.replace("\r\n", "\n"))
 
 
+_ACTING = re.compile(f"[{CONTROLS}{BIDI}]")
+
+
+def unseen_controls(text: str) -> str:
+    """``text`` without the characters a terminal would act on: controls (but newline and tab)
+    and BiDi overrides. Each takes no cell, so what is left takes the cells ``text`` took."""
+    if text.isprintable():
+        return text
+    return _ACTING.sub("", text)
+
+
 def _escaped(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 

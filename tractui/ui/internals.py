@@ -10,7 +10,8 @@ Textual only (``Markdown.append``) while the fast path is mended. The two
 process-wide changes the app installs (``remember_line_breaks``,
 ``uncycle_painted_strips``) give Textual's own results, which property tests
 check against the originals. A third, ``mend_terminal_input``, changes how the
-Linux driver reads the terminal, where Textual's own way ends the app.
+Linux driver reads the terminal, where Textual's own way ends the app or loses
+a paste's order.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import signal
 import threading
 from bisect import bisect_left, bisect_right
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
 from functools import partial
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,9 @@ import textual.drivers.linux_driver
 from rich.cells import cell_len
 from textual import events
 from textual._compositor import ChopsUpdate, Compositor, CompositorUpdate, LayoutUpdate
+from textual._parser import ParseEOF, ParseTimeout, Peek1, Read1, TokenCallback
 from textual._spatial_map import SpatialMap
+from textual._xterm_parser import BRACKETED_PASTE_END, BRACKETED_PASTE_START, XTermParser
 from textual.containers import Vertical
 from textual.drivers.linux_driver import LinuxDriver
 from textual.strip import Strip
@@ -45,6 +48,7 @@ if TYPE_CHECKING:
     from textual.content import Content
     from textual.geometry import Offset, Region
     from textual.layout import DockArrangeResult, WidgetPlacement
+    from textual.message import Message
     from textual.screen import Screen
     from textual.widgets.markdown import MarkdownBlock, MarkdownFence
 
@@ -422,19 +426,89 @@ def resume_only_after_suspend(app: App[Any], terminal_alive: Callable[[], bool])
     loop.add_signal_handler(signal.SIGCONT, on_continue)
 
 
+class WholePastes(XTermParser):
+    """Textual's parser of terminal input, except that a bracketed paste is taken whole.
+
+    Textual's parser (``_xterm_parser``) reads an ESC inside a paste as the start
+    of an escape sequence and gives up on it as key presses: pasting
+    ``ERROR \\x1b[31mfailed`` typed ``^[31mfailed`` as keys and then pasted
+    ``ERROR `` — the text reordered, ESC turned into ``^``, a pasted tab a Tab
+    key (and a pasted line break could have been Enter). Here Textual's parser
+    reads everything but the text between the paste's brackets: it sees the
+    start bracket (and enters its paste mode), then, when this parser has read
+    the whole paste, the end bracket, and leaves its paste mode with nothing
+    pasted; that empty ``Paste`` is dropped and this parser's one, the text
+    exactly as the terminal sent it (less NUL, as Textual's), is given instead.
+    ``tests/test_textual_internals.py`` holds it to Textual's parser on input
+    without ESC inside a paste.
+    """
+
+    def parse(self, token_callback: TokenCallback[Message]) -> Generator[Read1 | Peek1, str, None]:
+        handing_back = False  # the end bracket is being handed to Textual's parser
+
+        def textuals(token: Message) -> None:
+            if not (handing_back and isinstance(token, events.Paste)):
+                token_callback(token)
+
+        inner = super().parse(textuals)
+        awaiting = next(inner)
+        start, end = BRACKETED_PASTE_START, BRACKETED_PASTE_END
+        size = len(end)
+        matched = 0  # characters of the start bracket Textual's parser has just read
+        while True:
+            try:
+                character = yield awaiting
+            except (ParseTimeout, ParseEOF) as thrown:  # an ESC on its own, or the end of input
+                matched = 0
+                try:
+                    awaiting = inner.throw(thrown)
+                except StopIteration:
+                    return
+                continue
+            awaiting = inner.send(character)
+            if character == start[matched]:
+                matched += 1
+                if matched < size:
+                    continue
+            else:
+                matched = 1 if character == "\x1b" else 0
+                continue
+            matched = 0  # Textual's parser is in its paste mode: the paste is read here
+            pasted: list[str] = []
+            while True:
+                try:
+                    character = yield self.read1()
+                except ParseTimeout:
+                    continue
+                except ParseEOF:
+                    token_callback(events.Paste("".join(pasted).replace("\x00", "")))
+                    return
+                pasted.append(character)
+                if character == "~" and "".join(pasted[-size:]) == end:
+                    break
+            token_callback(events.Paste("".join(pasted[:-size]).replace("\x00", "")))
+            handing_back = True
+            for character in end:
+                awaiting = inner.send(character)
+            handing_back = False
+
+
 def _replacing_decoder(encoding: str) -> Callable[[], codecs.IncrementalDecoder]:
     """``codecs.getincrementaldecoder``, the decoder it gives replacing what it cannot decode."""
     return partial(codecs.getincrementaldecoder(encoding), errors="replace")
 
 
 def mend_terminal_input() -> None:
-    """Let Textual's Linux driver read the terminal through a decoder that does not raise (once).
+    """Let Textual's Linux driver read the terminal through a decoder that does not raise and a
+    parser that keeps a paste whole (once).
 
     The driver decodes what it reads from the terminal as strict UTF-8: one byte
     that is not UTF-8 (a Latin-1 terminal's é, binary pasted without brackets)
     raised in its input thread, and the app ended with a traceback. Such a byte
     is now U+FFFD (the decoder stays incremental: a character split between two
-    reads is still one character)."""
+    reads is still one character). Pastes: ``WholePastes``."""
     driver = textual.drivers.linux_driver
     if driver.getincrementaldecoder is codecs.getincrementaldecoder:
         driver.getincrementaldecoder = _replacing_decoder  # type: ignore[assignment]
+    if driver.XTermParser is XTermParser:
+        driver.XTermParser = WholePastes  # type: ignore[misc]

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from tractui.core.inert import StreamSanitizer, sanitize
+from tractui.core.inert import StreamSanitizer, sanitize, unseen_controls
 
-__all__ = ["StreamSanitizer", "sanitize"]
+__all__ = ["StreamSanitizer", "sanitize", "unseen_controls"]

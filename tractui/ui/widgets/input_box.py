@@ -8,12 +8,15 @@ typed fast come before the screen has heard of the text they follow.
 
 from __future__ import annotations
 
+from rich.segment import Segment
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import TextArea
 
 from tractui.ui.internals import paint_now
+from tractui.ui.sanitize import unseen_controls
 from tractui.ui.widgets.completion import Offer
 
 # The text area's own keys (Backspace, Delete, Home, arrows, …) run here, in order with the characters
@@ -47,6 +50,20 @@ class InputBox(TextArea):
         """Show a typed key at once: the screen's next update may wait behind the layout of a
         streaming reply (the key's whole way to the screen: docs/ui.md, "Speed")."""
         paint_now(self)
+
+    def render_line(self, y: int) -> Strip:
+        """A line of the prompt, without the controls and BiDi overrides in its text.
+
+        They are kept in the text (a paste arrives and is sent as it was), but written
+        to the terminal they would act on it (an ESC starts a sequence). Each takes no
+        cell, so the rest of the line and the cursor stay where Textual put them."""
+        strip = super().render_line(y)
+        if unseen_controls(text := strip.text) == text:
+            return strip
+        return Strip(
+            [Segment(unseen_controls(segment.text), segment.style, segment.control) for segment in strip],
+            strip.cell_length,
+        )
 
     def remember(self, text: str) -> None:
         if text.strip() and (not self.sent or self.sent[-1] != text):
