@@ -1,8 +1,14 @@
-"""Compacted history in the app: originals stay on scroll-back, dimmed; the summary is a marker that opens."""
+"""Compacted history in the app: originals stay on scroll-back, dimmed; the summary is a marker that opens.
+
+How a compaction ends on screen is tested against a ``ModelServer`` over loopback HTTP (it counts
+prompts with the real tokenizer and refuses what passes its limit), the history a real SQLite file.
+"""
 
 from __future__ import annotations
 
-from ui_support import build_app, screen_text, settle
+from loopback import LoopbackServer
+from model_server import ModelServer, words
+from ui_support import build_app, loop_config, screen_text, settle, type_line
 
 from tractui.core.content import Content, TextBlock
 from tractui.store.compile import summary_metadata
@@ -95,3 +101,62 @@ async def test_a_compaction_before_a_reply_is_told_above_it_and_drawn_as_a_resum
         assert reply.children.index(lines[-1]) < reply.children.index(reply.query_one(".parts"))  # above the reply
         assert "compacting first" in lines[0].text and "compacted" in lines[-1].text
         assert f"Summary of {marker.replaced} earlier turn" in screen_text(app)
+
+
+async def _talk(pilot, turns: int, question_words: int) -> None:
+    await type_line(pilot, "/set context-limit 8k")
+    await settle(pilot)
+    for i in range(turns):
+        await type_line(pilot, f"question {i}: {words(question_words, i)}")
+        await settle(pilot)
+
+
+async def test_a_request_still_over_the_limit_after_compacting_shows_its_notes_and_error_under_it(
+    tmp_path, loopback: LoopbackServer
+):
+    from tractui.ui.widgets.message import StatusLine
+
+    server = loopback.default = ModelServer(limit=8192)
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _talk(pilot, 6, 300)
+        await type_line(pilot, "\n".join(words(40, 100 + i) for i in range(300)))  # a paste of ~17k tokens
+        await settle(pilot)
+        assert [c.kind for c in app.conversation.history()[-2:]] == ["user", "summary"]  # compacted, not sent
+        assert len(server.chat) == 6 and not server.refusals
+        chat = list(app.query_one("#chat").children)
+        reply = chat[-1]
+        assert isinstance(reply, AssistantMessage)  # under the pasted message and its summary marker
+        assert isinstance(chat[-3], UserMessage) and isinstance(chat[-2], SummaryMarker)
+        lines = [(line.kind, line.text) for line in reply.query(StatusLine)]  # in the order drawn
+        assert [kind for kind, _ in lines] == ["notice", "notice", "error"]
+        assert "compacting first" in lines[0][1] and "compacted 6 turns" in lines[1][1]
+        assert lines[2][1].startswith("✗ context length: not sent: this request needs")
+        assert "not sent: this request needs" in screen_text(app)
+        for _ in range(3):  # the earlier replies, drawn as the user scrolls up to them
+            await pilot.press("ctrl+home")
+            await settle(pilot)
+        replies = list(app.query(AssistantMessage))
+        assert len(replies) == 7 and replies[-1] is reply
+        assert not any(r.query(StatusLine) for r in replies[:-1])  # the previous reply carries none of it
+
+
+async def test_a_reply_that_failed_after_compacting_keeps_its_live_error_line(tmp_path, loopback: LoopbackServer):
+    from tractui.ui.widgets.message import StatusLine
+
+    server = loopback.default = ModelServer(limit=8192, fail={5})
+    app = build_app(tmp_path, config=loop_config(loopback))
+    app.settings.set("retries", "0")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _talk(pilot, 4, 300)
+        app.settings.set("compression-threshold", "0.1")  # past it: the next message compacts first
+        await type_line(pilot, "one more question")
+        await settle(pilot)
+        assert server.summaries and app.conversation.history()[-1].status == "error"
+        reply = list(app.query(AssistantMessage))[-1]
+        lines = [(line.kind, line.text) for line in reply.query(StatusLine)]
+        assert [kind for kind, _ in lines] == ["notice", "notice", "error"]
+        assert lines[2][1].endswith("/retry to try again")  # as it was live: the hint a resume leaves out
+        assert not list(app.query(AssistantMessage))[-2].query(StatusLine)

@@ -493,13 +493,17 @@ class ChatScreen(Screen[None]):
 
     async def _show_compacted(self, live: AssistantMessage) -> None:
         """The reply compacted the history first: redraw as a resume would (the summary marker,
-        the originals dimmed), keeping the reply's notices, which are not stored."""
-        notices = [line.text for line in live.statuses if line.kind == "notice"]
+        the originals dimmed), keeping the reply's lines: its notices are not stored, its error
+        is stored without the live hint, and a request still over the limit after the compaction
+        was not sent, so nothing of it is stored: its lines go under a reply of their own."""
+        lines = live.told()
         await self.show_history()
-        replies = self.query(AssistantMessage)
-        if replies:
-            for text in notices:
-                await replies.last().set_status(text, "notice", above=True)
+        chat = self.query_one(ChatLog)
+        reply = _newest_reply(chat)
+        if reply is None:
+            reply = AssistantMessage(self.count, self.clock, public_markdown=self._public_markdown)
+            await chat.mount(reply)
+        await reply.tell(lines)
 
     def refresh_totals(self) -> None:
         usage = self.conversation.totals()
@@ -748,6 +752,16 @@ class ChatScreen(Screen[None]):
 def _resolve(future: asyncio.Future[Decision | None], decision: Decision | None) -> None:
     if not future.done():
         future.set_result(decision)
+
+
+def _newest_reply(chat: ChatLog) -> AssistantMessage | None:
+    """The reply drawn under the newest message of yours, if the history holds one."""
+    for widget in reversed(chat.children):
+        if isinstance(widget, AssistantMessage):
+            return widget
+        if isinstance(widget, UserMessage):
+            return None
+    return None
 
 
 def _compactions(conversation: Conversation) -> int:

@@ -8,7 +8,7 @@ interruptions, errors, retry countdowns and notices.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from textual.app import ComposeResult
 from textual.widget import Widget
@@ -20,6 +20,7 @@ from tractui.ui.widgets.thinking import RedactedMarker, ThinkingView
 from tractui.ui.widgets.tool_call import ToolCallView
 
 StatusKind = Literal["interrupted", "error", "retry", "notice", "progress", "stall"]
+TOLD: tuple[StatusKind, ...] = ("notice", "error", "interrupted")  # the lines a redraw of the view must not lose
 INTERRUPTED = "⏹ interrupted — what arrived is kept"
 
 
@@ -59,6 +60,14 @@ class StatusLine(Static):
         super().__init__(text, markup=False, classes=f"status -{kind}")
         self.kind = kind
         self.text = text
+
+
+class Told(NamedTuple):
+    """A status line as a reply showed it, to be shown again on its redrawn form."""
+
+    text: str
+    kind: StatusKind
+    above: bool  # above the reply's parts: something done before the reply (a compaction)
 
 
 class AssistantMessage(Column):
@@ -164,6 +173,20 @@ class AssistantMessage(Column):
         else:
             await self.mount(line)
         return line
+
+    def told(self) -> list[Told]:
+        """Its notices, error and "interrupted" lines, in order and where each stands."""
+        children = list(self.children)
+        parts = children.index(self._parts_box)
+        return [Told(s.text, s.kind, children.index(s) < parts) for s in self.statuses if s.kind in TOLD]
+
+    async def tell(self, lines: list[Told]) -> None:
+        """Show ``lines`` (another drawing's ``told``) here. An error or "interrupted" among them
+        stands for the one drawn from the history, which lacks the live hint (``error_line``)."""
+        if any(line.kind in ("error", "interrupted") for line in lines):
+            await self.clear_statuses("error", "interrupted")
+        for line in lines:
+            await self.set_status(line.text, line.kind, above=line.above)
 
     async def clear_statuses(self, *kinds: StatusKind) -> None:
         for line in [s for s in self.statuses if s.kind in kinds]:
