@@ -6,12 +6,14 @@ prompts with the real tokenizer and refuses what passes its limit), the history 
 
 from __future__ import annotations
 
-from loopback import LoopbackServer
+from loopback import LoopbackServer, Reply, Request
 from model_server import ModelServer, words
-from ui_support import build_app, loop_config, screen_text, settle, type_line
+from ui_support import build_app, loop_config, screen_text, settle, type_line, wait_for
 
+from tractui.conversation.compaction import prompt
 from tractui.core.content import Content, TextBlock
 from tractui.store.compile import summary_metadata
+from tractui.store.history import HistoryStore
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
 from tractui.ui.widgets.summary import SummaryMarker
 
@@ -103,6 +105,10 @@ async def test_a_compaction_before_a_reply_is_told_above_it_and_drawn_as_a_resum
         assert f"Summary of {marker.replaced} earlier turn" in screen_text(app)
 
 
+def _notes(app) -> list[str]:
+    return [str(note.render()) for note in app.query(".note")]
+
+
 async def _talk(pilot, turns: int, question_words: int) -> None:
     await type_line(pilot, "/set context-limit 8k")
     await settle(pilot)
@@ -160,3 +166,37 @@ async def test_a_reply_that_failed_after_compacting_keeps_its_live_error_line(tm
         assert [kind for kind, _ in lines] == ["notice", "notice", "error"]
         assert lines[2][1].endswith("/retry to try again")  # as it was live: the hint a resume leaves out
         assert not list(app.query(AssistantMessage))[-2].query(StatusLine)
+
+
+async def test_esc_during_compact_cancels_it_in_one_line_and_writes_nothing(tmp_path, loopback: LoopbackServer):
+    server = ModelServer(limit=8192, reply_words=400)
+    slow = [True]
+
+    def summaries_stall(request: Request) -> Reply:
+        reply = server(request)
+        if slow[0] and request.json["messages"][0].get("content") == prompt.SYSTEM_PROMPT:
+            reply.stall_after, reply.stall = 0, 30.0  # the summary call still under way when Esc comes
+        return reply
+
+    loopback.default = summaries_stall
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _talk(pilot, 4, 30)
+        await type_line(pilot, "/compact")
+        await wait_for(pilot, lambda: bool(server.summaries))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.chat.streaming, timeout=10)
+        await settle(pilot)
+        said = [n for n in _notes(app) if "ompact" in n]
+        assert said == ["Compaction cancelled; the history is unchanged."]  # the progress line, resolved
+        assert "Compacting…" not in screen_text(app)
+        stored = HistoryStore(tmp_path / "history.db").chain(app.conversation.session_id or "")
+        assert [c.kind for c in stored].count("summary") == 0
+        slow[0] = False
+        await type_line(pilot, "/compact")
+        await settle(pilot)
+        assert [c.kind for c in app.conversation.history()].count("summary") == 1
+        said = [n for n in _notes(app) if "ompact" in n]
+        assert len(said) == 1 and said[0].startswith("compacted ")  # the result, under the redrawn view
+        assert "Compacting…" not in screen_text(app) and said[0] in screen_text(app).replace("\n", " ")

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -45,8 +45,10 @@ from tractui.ui.widgets.tool_call import ToolCallView
 
 STEP_PAUSE = 0.001  # seconds between steps of start-up work: a real pause lets a key's hops all run
 SETTLE_RETRY = 1.0  # seconds before settling the heap is tried again while a reply streams or a dialog is up
+COMPACT_CANCELLED = "Compaction cancelled; the history is unchanged."
 
 if TYPE_CHECKING:
+    from tractui.conversation.compaction.run import CompactionEvent, CompactionResult
     from tractui.conversation.conversation import Conversation
     from tractui.core.events import TurnEvent
     from tractui.core.settings import Settings
@@ -92,6 +94,7 @@ class ChatScreen(Screen[None]):
         self._counting = False  # the tokenizer is loaded (after the first frame)
         self.pager = HistoryPager(self._count_when_ready, clock)
         self._worker: Worker[None] | None = None
+        self._compacting: asyncio.Future[CompactionResult] | None = None  # /compact's steps, which Esc cancels
         self.totals = Totals()
         self.editing = False
         self._draft = ""  # the prompt's text when /edit replaced it, given back after
@@ -577,6 +580,9 @@ class ChatScreen(Screen[None]):
             self.editing = False
             box.set_text(self._draft)
             return
+        if self._compacting is not None:  # /compact: its steps, never the redraw after them
+            self._compacting.cancel()
+            return
         if not self.streaming:
             return
         self.conversation.cancel()
@@ -685,22 +691,33 @@ class ChatScreen(Screen[None]):
         from tractui.conversation.compaction.preflight import compact_conversation
 
         line = await self.note("Compacting…")
-        self._worker = self._compact(compact_conversation(self.conversation, instructions), line)
+        self._compacting = asyncio.ensure_future(_outcome(compact_conversation(self.conversation, instructions), line))
+        self._worker = self._compact(self._compacting, line)
 
     @work(exclusive=True, group="stream")
-    async def _compact(self, events: AsyncIterator[Any], line: Static) -> None:
-        from tractui.conversation.compaction.run import CompactionProgress
-
-        async for event in events:
-            if isinstance(event, CompactionProgress):
-                line.update(f"Compacting… {event.message}")
+    async def _compact(self, steps: asyncio.Future[CompactionResult], line: Static) -> None:
+        """Say how ``steps`` (the compaction) ended on their line, and redraw the view after a
+        summary. Esc cancels the steps alone (``action_cancel``): nothing is written until their
+        end, and a redraw cut short would leave the view half drawn."""
+        try:
+            try:
+                result = await steps
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():  # this worker's own (the app closing), not Esc
+                    raise
+                line.update(COMPACT_CANCELLED)
+                return
+            if result.ok:
+                await self.show_history()  # the line goes with the old view: said again under the new one
+                await self.note(result.message)
             else:
-                line.update(sanitize(event.message))
-                line.set_class(not event.ok, "-error")
-                if event.ok:
-                    await self.show_history()
-        self.refresh_gauge()
-        self.refresh_totals()
+                line.update(sanitize(result.message))
+                line.set_class(True, "-error")
+        finally:
+            self._compacting = None
+            self.refresh_gauge()
+            self.refresh_totals()
 
     async def retry(self) -> None:
         asked_at = time.perf_counter()
@@ -752,6 +769,25 @@ class ChatScreen(Screen[None]):
 def _resolve(future: asyncio.Future[Decision | None], decision: Decision | None) -> None:
     if not future.done():
         future.set_result(decision)
+
+
+async def _outcome(events: AsyncIterator[CompactionEvent], line: Static) -> CompactionResult:
+    """A compaction's result, each step said on ``line``. Once the result is in, the summary is
+    written: a cancel that lands after it (the summariser being closed) does not undo that."""
+    from tractui.conversation.compaction.run import CompactionProgress
+
+    result: CompactionResult | None = None
+    try:
+        async for event in events:
+            if isinstance(event, CompactionProgress):
+                line.update(f"Compacting… {event.message}")
+            else:
+                result = event
+    except asyncio.CancelledError:
+        if result is None:
+            raise
+    assert result is not None  # a compaction always ends with one
+    return result
 
 
 def _newest_reply(chat: ChatLog) -> AssistantMessage | None:
