@@ -38,6 +38,7 @@ class Host:
     profiles: ProfileStore
     provider_config: ProviderConfig = field(default_factory=lambda: ProviderConfig("demo", "demo"))
     active_profile: str | None = None
+    mcp_servers: tuple[str, ...] | None = None
     switched: list[Profile] = field(default_factory=list)
     refuse: bool = False
     known_models: list[ModelInfo] = field(default_factory=list)
@@ -49,6 +50,7 @@ class Host:
         self.provider_config = profile.provider_config()
         self.settings = Settings(profile.settings)
         self.active_profile = profile.name or None
+        self.mcp_servers = profile.mcp_servers
 
 
 @pytest.fixture
@@ -374,8 +376,14 @@ class ConversationHost:
     def active_profile(self) -> str | None:
         return self.conversation.profile_name
 
+    @property
+    def mcp_servers(self) -> tuple[str, ...] | None:
+        return self.conversation.mcp_servers
+
     def switch_profile(self, profile: Profile) -> None:
-        self.conversation.switch_profile(profile.provider_config(), profile.make_settings(), profile.name)
+        self.conversation.switch_profile(
+            profile.provider_config(), profile.make_settings(), profile.name, profile.mcp_servers
+        )
 
 
 def local_copy(store: ProfileStore, shipped: str, name: str, url: str) -> None:

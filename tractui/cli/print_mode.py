@@ -230,6 +230,7 @@ def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal
             startup.config,
             session_id=session_id,
             profile_name=startup.profile_name,
+            mcp_servers=startup.mcp_servers,
             provider=unpaced,
         )
         try:

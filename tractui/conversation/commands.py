@@ -88,6 +88,11 @@ class CommandContext(Protocol):
     def provider_config(self) -> ProviderConfig: ...
 
     @property
+    def mcp_servers(self) -> tuple[str, ...] | None:
+        """The MCP servers the session uses (the active profile's ``mcp_servers``); all when ``None``."""
+        ...
+
+    @property
     def known_models(self) -> Sequence[ModelInfo]:
         """The models the server listed for the current endpoint, once fetched (else empty)."""
         ...
@@ -341,6 +346,7 @@ def _model(rest: str, ctx: CommandContext) -> CommandResult:
                 model=rest,
                 base_url=config.base_url,
                 api_key_env=config.api_key_env,
+                mcp_servers=ctx.mcp_servers,
                 settings=settings,
             ),
             "/model",

@@ -68,12 +68,14 @@ class Conversation:
         *,
         session_id: str | None = None,
         profile_name: str | None = None,
+        mcp_servers: tuple[str, ...] | None = None,
         provider: Provider | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.config = config
         self.profile_name = profile_name
+        self.mcp_servers = mcp_servers  # the profile's MCP servers; all configured ones when None
         self._provider = provider
         self._retired: list[Provider] = []  # replaced by a profile switch; closed in aclose()
         self.session_id: str | None = store.resolve_session(session_id) if session_id else None
@@ -145,8 +147,11 @@ class Conversation:
     def _ready(self, provider: Provider, settings: Settings) -> None:
         provider.ready(self._compiler.compiled(self.history(), settings), settings)
 
-    def switch_profile(self, config: ProviderConfig, settings: Settings, name: str | None) -> None:
-        """Use ``config`` and ``settings`` from the next request on; the history stays."""
+    def switch_profile(
+        self, config: ProviderConfig, settings: Settings, name: str | None, mcp_servers: tuple[str, ...] | None = None
+    ) -> None:
+        """Use ``config``, ``settings`` and the MCP servers ``mcp_servers`` names (all when ``None``)
+        from the next request on; the history stays."""
         if config != self.config:
             if self._provider is not None:
                 self._provider.retire()
@@ -156,6 +161,9 @@ class Conversation:
             if counter.encoding_name != self._counter.encoding_name:  # its counts hold for its encoding only
                 self._counter = counter
         self.config, self.settings, self.profile_name = config, settings, name
+        self.mcp_servers = mcp_servers
+        if self.tools is not None:
+            self.tools.use(mcp_servers, config)
 
     async def aclose(self) -> None:
         """Close the providers' HTTP clients."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -19,6 +19,7 @@ from tractui.core.content import Content, ToolCallBlock, ToolResultBlock
 from tractui.core.events import Notice, ToolCallState, ToolStatus
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
+from tractui.providers.config import ProviderConfig
 from tractui.store.history import HistoryStore
 from tractui.tools.consent import ConsentPolicy, Decision, ToolRequest
 from tractui.tools.toolbox import ToolOutcome
@@ -49,6 +50,10 @@ class ToolRunner(Protocol):
 
     def refusal(self, request: ToolRequest) -> str | None:
         """Why the call cannot be run as written (arguments that are not a JSON object): no one is asked."""
+        ...
+
+    def use(self, servers: Collection[str] | None, provider: ProviderConfig) -> None:
+        """Run the servers a profile names (all when ``None``) for ``provider``, and no others."""
         ...
 
     def definitions(self) -> list[ToolSpec]: ...

@@ -31,16 +31,18 @@ def build_toolbox(
     allow_all: bool = False,
     on_change: Callable[[McpConnection], None] | None = None,
 ) -> Toolbox | None:
-    """The session's toolbox, or ``None`` when there is no server to run.
+    """The session's toolbox running the servers of ``servers`` (all when ``None``) for ``provider``,
+    or ``None`` when there is no server it could ever run.
 
-    With no server configured, the demo provider gets the shipped demo server, so a
-    first run shows a whole tool loop offline.
+    With no server configured, the shipped demo server is there for the demo
+    provider only: a first run shows a whole tool loop offline, and so does a
+    switch to the demo profile later (``Toolbox.use``).
     """
     configured = dict(mcp.servers)
-    implicit = not configured and provider.provider == "demo"
+    implicit = not configured
     if implicit:
         configured = {DEMO_SERVER: demo_server()}
-    if not any(s.enabled and (servers is None or n in servers) for n, s in configured.items()):
+    if not any(s.enabled for s in configured.values()):
         return None
     keys = {*DEFAULT_KEY_ENV.values(), *([name] if (name := key_env_name(provider)) else [])}
     consent = ConsentPolicy(
@@ -49,15 +51,16 @@ def build_toolbox(
         allow_all=allow_all,
         remember=remember_always if mcp.servers else None,
     )
-    return Toolbox(
+    box = Toolbox(
         McpConfig(servers=configured),
         log_dir=data_dir() / "mcp",
         consent=consent,
-        servers=servers,
         forbidden_env=frozenset(keys),
         on_change=on_change,
         only_provider="demo" if implicit else None,
     )
+    box.use(servers, provider)
+    return box
 
 
 def remember_always(server: str, tool: str, fingerprint: str) -> None:

@@ -22,6 +22,7 @@ from tractui.core.content import ToolCallBlock
 from tractui.core.events import ToolStatus
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
+from tractui.providers.config import ProviderConfig, key_env_name
 from tractui.tools.consent import ConsentPolicy, ToolRequest, fingerprint
 from tractui.tools.names import ToolNames
 from tractui.tools.results import capped, result_text
@@ -36,28 +37,32 @@ class ToolOutcome:
 
 
 class Toolbox:
+    """Every server the session may run (``config``); the ones in use, as ``use`` chose, are ``connections``."""
+
     def __init__(
         self,
         config: McpConfig,
         *,
         log_dir: Path,
         consent: ConsentPolicy,
-        servers: Collection[str] | None = None,
         forbidden_env: frozenset[str] = frozenset(),
         on_change: Callable[[McpConnection], None] | None = None,
         only_provider: str | None = None,
     ) -> None:
+        self.config = config
         self.consent = consent
         self.on_change = on_change  # told of every server's state change; the app sets it once built
         self.only_provider = only_provider
         self.names = ToolNames()
         self.switched_off: set[tuple[str, str]] = set()
+        self._log_dir = log_dir
+        self._forbidden_env = forbidden_env  # grows with each provider's key variable (``use``)
         self.connections: dict[str, McpConnection] = {
-            name: McpConnection(name, server, log_dir / f"{name}.log", forbidden_env, self._changed)
-            for name, server in config.servers.items()
-            if server.enabled and (servers is None or name in servers)
-        }
-        self._tasks: list[asyncio.Task[None]] = []
+            name: self._connection(name) for name, server in config.servers.items() if server.enabled
+        }  # every enabled one, until a profile chooses
+        self._running = False
+        self._tasks: list[asyncio.Task[None]] = []  # each running server's owner
+        self._stopping: list[asyncio.Task[None]] = []  # servers a switch left out, being stopped
 
     def _changed(self, connection: McpConnection) -> None:
         if self.on_change is not None:
@@ -67,15 +72,49 @@ class Toolbox:
         return self.only_provider is None or provider == self.only_provider
 
     # -- lifecycle -----------------------------------------------------------
-    def start(self) -> None:
-        """Start every server in the background (each in its owner task)."""
-        if self._tasks:
-            return
-        self._tasks = [asyncio.create_task(c.run(), name=f"mcp:{c.name}") for c in self.connections.values()]
+    def use(self, servers: Collection[str] | None, provider: ProviderConfig) -> None:
+        """Run the enabled servers a profile names (all when ``None``) for ``provider``'s model.
 
-    @property
-    def started(self) -> bool:
-        return bool(self._tasks) or not self.connections
+        Those not running yet start (once ``start`` has been called) and the others
+        stop, so the session runs what a fresh start with this profile would run:
+        a server a profile leaves out is not offered, and no longer runs either.
+        A server started from now on never gets this provider's key variable.
+        """
+        if (env := key_env_name(provider)) is not None:
+            self._forbidden_env |= {env}
+        wanted = [
+            name
+            for name, server in self.config.servers.items()
+            if server.enabled and (servers is None or name in servers) and self.serves(provider.provider)
+        ]
+        self._stopping = [t for t in self._stopping if not t.done()]
+        for name in [n for n in self.connections if n not in wanted]:
+            connection = self.connections.pop(name)
+            connection.on_change = None  # its end is no failure to report
+            if self._running:
+                self._stopping.append(asyncio.create_task(connection.stop(), name=f"mcp-stop:{name}"))
+        for name in wanted:
+            if name not in self.connections:
+                self.connections[name] = connection = self._connection(name)
+                if self._running:
+                    self._run(connection)
+        self.connections = {name: self.connections[name] for name in wanted}  # in config.toml's order
+
+    def _connection(self, name: str) -> McpConnection:
+        server = self.config.servers[name]
+        return McpConnection(name, server, self._log_dir / f"{name}.log", self._forbidden_env, self._changed)
+
+    def start(self) -> None:
+        """Start every server in use in the background (each in its owner task)."""
+        if self._running:
+            return
+        self._running = True
+        for connection in self.connections.values():
+            self._run(connection)
+
+    def _run(self, connection: McpConnection) -> None:
+        self._tasks = [t for t in self._tasks if not t.done()]
+        self._tasks.append(asyncio.create_task(connection.run(), name=f"mcp:{connection.name}"))
 
     async def settled(self, timeout: float | None = None) -> bool:
         """Until every server is ready or failed (at most ``timeout`` s); whether all settled."""
@@ -94,7 +133,7 @@ class Toolbox:
 
     async def aclose(self) -> None:
         """Stop every server at once (each shutdown is bounded); called before the app exits."""
-        await asyncio.gather(*(c.stop() for c in self.connections.values()))
+        await asyncio.gather(*(c.stop() for c in self.connections.values()), *self._stopping)
         for task in self._tasks:
             if not task.done():
                 task.cancel()
@@ -160,7 +199,9 @@ class Toolbox:
         arguments = parsed_arguments(request.arguments)
         if isinstance(arguments, str):
             return ToolOutcome("error", arguments, 0.0)
-        connection = self.connections[request.server]
+        connection = self.connections.get(request.server)
+        if connection is None:  # a profile switched since the call was asked for
+            return ToolOutcome("error", f"not run: the server {request.server} is no longer in use", 0.0)
         try:
             result = await connection.call(request.tool, arguments)
         except Exception as exc:  # protocol failures, timeouts, malformed results: one line for the model

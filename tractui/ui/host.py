@@ -52,6 +52,10 @@ class CommandHost:
         return self.chat.conversation.config
 
     @property
+    def mcp_servers(self) -> tuple[str, ...] | None:
+        return self.chat.conversation.mcp_servers
+
+    @property
     def known_models(self) -> list[ModelInfo]:
         return self._models.get(self._endpoint(), [])
 
@@ -68,7 +72,9 @@ class CommandHost:
         return self._models[endpoint]
 
     def switch_profile(self, profile: Profile) -> None:
-        self.chat.conversation.switch_profile(profile.provider_config(), profile.make_settings(), profile.name or None)
+        self.chat.conversation.switch_profile(
+            profile.provider_config(), profile.make_settings(), profile.name or None, profile.mcp_servers
+        )
         self.chat.profile_switched()
 
     # -- running -----------------------------------------------------------
@@ -205,7 +211,7 @@ class CommandHost:
             conversation.provider.base_url
         ):
             return
-        conversation.switch_profile(config, conversation.settings, None)
+        conversation.switch_profile(config, conversation.settings, None, conversation.mcp_servers)
         self.chat.profile_switched()
         where = f" at {config.base_url}" if config.base_url else ""
         await self.chat.note(f"continuing with {provider} · {model}{where}, where this session's last reply came from")

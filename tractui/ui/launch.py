@@ -155,7 +155,12 @@ def _conversation(store: HistoryStore, startup: Startup, session_id: str | None)
     from tractui.tools.setup import build_toolbox
 
     conversation = Conversation(
-        store, startup.settings, startup.config, session_id=session_id, profile_name=startup.profile_name
+        store,
+        startup.settings,
+        startup.config,
+        session_id=session_id,
+        profile_name=startup.profile_name,
+        mcp_servers=startup.mcp_servers,
     )
     conversation.tools = build_toolbox(startup.mcp, startup.config, startup.mcp_servers)  # started by the app
     return conversation

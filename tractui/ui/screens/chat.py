@@ -315,8 +315,8 @@ class ChatScreen(Screen[None]):
 
         if isinstance(self.app.screen, ToolsScreen):
             self.app.screen.refresh_servers()
-        if connection.state == "ready":  # its tools join the next request: the gauge counts them
-            self.call_later(self._refresh_footer)
+        if not self.streaming:  # its definitions came or went: the gauge counts what the next request offers
+            self.refresh_gauge()
         if connection.state == "failed":
             self.call_later(self.note, f"MCP server {connection.name} failed: {connection.reason} (/tools)", error=True)
 
@@ -341,11 +341,15 @@ class ChatScreen(Screen[None]):
         from tractui.ui.screens.tools import ToolsScreen
 
         box = self.toolbox
-        if box is None:
+        if box is None or (not box.connections and box.only_provider is not None):  # only the demo's, not in use
             await self.note(
                 "no MCP servers configured: add [mcp.servers.NAME] to config.toml or run "
                 "`tractui mcp import FILE` (docs/tools.md)"
             )
+            return
+        if not box.connections:
+            named = ", ".join(self.conversation.mcp_servers or ()) or "none"
+            await self.note(f"no MCP servers in use: the profile's mcp_servers ({named}) names no enabled server")
             return
         # the tools switched on or off there change what the next request carries: the gauge counts it
         await self.app.push_screen(

@@ -1,0 +1,183 @@
+"""A profile chooses the MCP servers also when loaded mid-session: the app as ``tractui`` builds it
+(config.toml, profiles, ``build_toolbox``), real MCP servers over stdio, a loopback model recording
+what each request offers."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from loopback import LoopbackServer, openai_chat_reply
+from ui_support import FakeClock, screen_text, settle, type_line, wait_for
+
+from tractui.config.options import CliOptions
+from tractui.config.paths import config_dir
+from tractui.config.profiles import ProfileStore
+from tractui.config.startup import resolve_startup
+from tractui.store.history import HistoryStore
+from tractui.ui.app import TractApp
+from tractui.ui.launch import _conversation
+from tractui.ui.pending import PendingConversation
+from tractui.ui.screens.consent import ConsentScreen
+from tractui.ui.screens.tools import ToolsScreen
+from tractui.ui.widgets.footer import GaugeFooter
+from tractui.ui.widgets.tool_call import ToolCallView
+
+SIZE = (110, 36)
+TEST_SERVER = Path(__file__).with_name("mcp_test_server.py")
+SERVERS = f"""
+[mcp.servers.demo]
+command = {sys.executable!r}
+args = ["-m", "tractui.tools.demo_server"]
+
+[mcp.servers.test]
+command = {sys.executable!r}
+args = [{str(TEST_SERVER)!r}]
+"""
+
+
+def profiles(url: str) -> None:
+    """``kimi-local``: the shipped kimi profile pointed at the loopback server; ``ldemoonly``: the
+    same with ``mcp_servers = ["demo"]``."""
+    store = ProfileStore()
+    kimi = store.load("kimi").model_copy(update={"base_url": f"{url}/v1", "api_key_env": ""})
+    store.write(kimi.model_copy(update={"name": "kimi-local"}))
+    store.write(kimi.model_copy(update={"name": "ldemoonly", "mcp_servers": ("demo",)}))
+
+
+def started(tmp_path: Path, profile: str) -> TractApp:
+    """The app as ``tractui --profile PROFILE`` builds it."""
+    startup = resolve_startup(CliOptions(profile=profile))
+    store = HistoryStore(tmp_path / "history.db")
+    pending = PendingConversation(
+        startup.config, startup.settings, startup.profile_name, lambda: _conversation(store, startup, None)
+    )
+    return TractApp(pending, notices=startup.notices, clock=FakeClock())
+
+
+def offered(loopback: LoopbackServer) -> list[str]:
+    """The tool names the last request offered."""
+    return sorted(t["function"]["name"] for t in loopback.requests[-1].json.get("tools", []))
+
+
+async def run(pilot, line: str) -> None:
+    await type_line(pilot, line)
+    await settle(pilot)
+
+
+async def ready(pilot, app: TractApp, *names: str) -> None:
+    """Until the servers in use are exactly ``names``, each ready and its tools counted by the footer."""
+    box = app.chat.toolbox
+    assert box is not None
+    await wait_for(pilot, lambda: list(box.connections) == list(names), timeout=10)
+    await wait_for(pilot, lambda: all(c.state == "ready" for c in box.connections.values()), timeout=60)
+    await settle(pilot)
+
+
+def gauge_tools(app: TractApp) -> int:
+    """The tools part of the footer's reading, as drawn (refreshed by the app, not by the test)."""
+    reading = app.query_one(GaugeFooter).reading
+    assert reading is not None
+    return reading.breakdown.tools
+
+
+async def tools_listed(pilot, app: TractApp) -> str:
+    await run(pilot, "/tools")
+    assert isinstance(app.screen, ToolsScreen)
+    text = screen_text(app)
+    await pilot.press("escape")
+    return text
+
+
+DEMO_TOOLS = ["demo__add", "demo__multiply", "demo__now", "demo__read_file"]
+
+
+async def test_loading_a_profile_runs_the_servers_it_names_and_stops_the_others(tmp_path, loopback):
+    (config_dir() / "config.toml").parent.mkdir(parents=True, exist_ok=True)
+    (config_dir() / "config.toml").write_text(SERVERS)
+    profiles(loopback.url)
+    loopback.default = lambda request: openai_chat_reply("ok")
+    app = started(tmp_path, "ldemoonly")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.chat.ready)
+        await ready(pilot, app, "demo")
+        only_demo = gauge_tools(app)
+        assert only_demo > 0  # counted once the server is ready, before any request
+        await run(pilot, "first")
+        assert offered(loopback) == DEMO_TOOLS
+
+        await run(pilot, "/profile load kimi-local")
+        await ready(pilot, app, "demo", "test")  # the test server starts now
+        await run(pilot, "second")
+        both = offered(loopback)
+        assert set(DEMO_TOOLS) < set(both) and "test__sleep" in both
+        assert gauge_tools(app) > only_demo
+        assert gauge_tools(app) == app.conversation.gauge().breakdown.tools
+        listed = await tools_listed(pilot, app)
+        assert "demo  ready" in listed and "test  ready" in listed
+
+        box = app.chat.toolbox
+        assert box is not None
+        test = box.connections["test"]
+        await run(pilot, "/profile load ldemoonly")
+        assert list(box.connections) == ["demo"]
+        await wait_for(pilot, lambda: test.state == "stopped", timeout=10)  # stopped, not just hidden
+        await run(pilot, "/model kimi-k2.5")  # another model, the same profile: the same servers
+        assert list(box.connections) == ["demo"]
+        await run(pilot, "third")
+        assert offered(loopback) == DEMO_TOOLS
+        assert gauge_tools(app) == only_demo
+        listed = await tools_listed(pilot, app)
+        assert "demo  ready" in listed and "test" not in listed
+        assert not [line for line in screen_text(app).splitlines() if "failed" in line]  # a stop is no failure
+
+
+async def test_the_demo_profile_brings_the_demo_server_when_none_is_configured(tmp_path, loopback):
+    profiles(loopback.url)
+    loopback.default = lambda request: openai_chat_reply("ok")
+    app = started(tmp_path, "kimi-local")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.chat.ready)
+        await settle(pilot)
+        await run(pilot, "/tools")
+        assert "no MCP servers configured" in screen_text(app)
+
+        await run(pilot, "/profile load demo")
+        await type_line(pilot, "what is 17 times 23?")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen), timeout=60)
+        await pilot.press("y")
+        await settle(pilot)
+        assert [(v.label, v.status, v.result) for v in app.query(ToolCallView)] == [("demo.multiply", "done", "391")]
+        box = app.chat.toolbox
+        assert box is not None
+        demo = box.connections["demo"]
+
+        await run(pilot, "/profile load kimi-local")  # the demo's tools are for the demo model only
+        assert not box.connections
+        await wait_for(pilot, lambda: demo.state == "stopped", timeout=10)
+        await run(pilot, "and now?")
+        assert offered(loopback) == []
+
+
+@pytest.mark.parametrize("named", [("test",), ("nosuch",)])
+async def test_a_profile_that_names_no_enabled_server_offers_none_and_says_why(tmp_path, loopback, named):
+    (config_dir() / "config.toml").parent.mkdir(parents=True, exist_ok=True)
+    (config_dir() / "config.toml").write_text(
+        SERVERS.replace("[mcp.servers.test]", "[mcp.servers.test]\nenabled = false")
+    )
+    profiles(loopback.url)
+    store = ProfileStore()
+    store.write(store.load("kimi-local").model_copy(update={"name": "narrow", "mcp_servers": named}))
+    loopback.default = lambda request: openai_chat_reply("ok")
+    app = started(tmp_path, "kimi-local")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.chat.ready)
+        await ready(pilot, app, "demo")
+        await run(pilot, "/profile load narrow")
+        await run(pilot, "/tools")
+        assert f"no MCP servers in use: the profile's mcp_servers ({named[0]}) names no enabled server" in screen_text(
+            app
+        )
+        await run(pilot, "hello")
+        assert offered(loopback) == []
