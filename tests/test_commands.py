@@ -246,6 +246,30 @@ def test_a_profile_that_cannot_be_written_is_one_line_and_nothing_changes(host, 
     assert leftovers == (["mine.toml"] if in_the_way == "profile is a folder" else [])  # no temporary file left
 
 
+def test_profile_save_keeps_the_profiles_mcp_servers_and_what_else_its_file_has(host):
+    path = host.profiles.user_dir / "ldemoonly.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        'provider = "demo"\nmodel = "demo"\ndescription = "demo tools only"\nmcp_servers = ["demo"]\n'
+        'notes = "kept for me"\n\n[settings]\nretries = 3\n'
+    )
+    run(host, "/profile load ldemoonly")
+    run(host, "/set retries 1")
+    assert not run(host, "/profile save").error
+    saved = host.profiles.load("ldemoonly")
+    assert saved.settings["retries"] == 1 and saved.mcp_servers == ("demo",)
+    assert saved.description == "demo tools only" and saved.other_keys == {"notes": "kept for me"}
+    assert 'mcp_servers = [\n    "demo",\n]' in path.read_text()
+    run(host, "/model demo-2")  # another model: the profile's servers stay
+    assert host.mcp_servers == ("demo",)
+    run(host, "/profile save copy")  # the session's servers go with it; the description is the file's own
+    copy = host.profiles.load("copy")
+    assert copy.mcp_servers == ("demo",) and copy.model == "demo-2" and copy.description is None
+    run(host, "/profile load claude")
+    run(host, "/profile save mine")
+    assert host.profiles.load("mine").mcp_servers is None  # a profile without the key: every server
+
+
 def test_delete_shipped_profile_is_refused(host):
     result = run(host, "/profile delete claude")
     assert result.error and result.message == "'claude' is a shipped profile; only user profiles can be deleted"

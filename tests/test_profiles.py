@@ -140,7 +140,7 @@ def test_shipped_profile_saved_as_user_profile_then_wins(store, config_dir):
     shipped = store.load("kimi")
     settings = shipped.make_settings()
     settings.set("reasoning.effort", "high")
-    store.save("kimi", shipped.provider_config(), settings, description=shipped.description)
+    store.save("kimi", shipped.provider_config(), settings, over=shipped)
     mine = store.load("kimi")
     assert mine.settings["reasoning.effort"] == "high"
     assert mine.description == shipped.description

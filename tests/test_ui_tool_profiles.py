@@ -130,6 +130,9 @@ async def test_loading_a_profile_runs_the_servers_it_names_and_stops_the_others(
         assert gauge_tools(app) == only_demo
         listed = await tools_listed(pilot, app)
         assert "demo  ready" in listed and "test" not in listed
+        await run(pilot, "/set retries 1")
+        await run(pilot, "/profile save")
+        assert ProfileStore().load("ldemoonly").mcp_servers == ("demo",)
         assert not [line for line in screen_text(app).splitlines() if "failed" in line]  # a stop is no failure
 
 

@@ -69,6 +69,7 @@ class Profile(BaseModel):
     description: str | None = None
     mcp_servers: tuple[str, ...] | None = None  # the MCP servers this profile uses; all enabled ones when absent
     settings: dict[str, Any] = Field(default_factory=dict)
+    other_keys: dict[str, Any] = Field(default_factory=dict)  # top-level keys tractui does not read, kept on save
     warnings: tuple[str, ...] = Field(default=(), exclude=True)
 
     @field_validator("provider")
@@ -109,17 +110,26 @@ class Profile(BaseModel):
 
     @classmethod
     def from_session(
-        cls, name: str, config: ProviderConfig, settings: Settings, description: str | None = None
+        cls,
+        name: str,
+        config: ProviderConfig,
+        settings: Settings,
+        mcp_servers: tuple[str, ...] | None = None,
+        over: Profile | None = None,
     ) -> Profile:
-        """The profile that reproduces a running session: its provider and its changed settings."""
+        """The profile that reproduces a running session: its provider, changed settings and MCP
+        servers; saved ``over`` a profile, with what that one's file says besides (its description,
+        keys tractui does not read), which the session cannot know."""
         return cls(
             name=check_name(name),
             provider=config.provider,
             model=config.model,
             base_url=config.base_url,
             api_key_env=config.api_key_env,
-            description=description,
+            description=over.description if over is not None else None,
+            mcp_servers=mcp_servers,
             settings=settings.changed(),
+            other_keys=over.other_keys if over is not None else {},
         )
 
 
@@ -159,8 +169,18 @@ class ProfileStore:
             raise ProfileError(f"no profile named '{name}' (available: {available})")
         return read_profile(path, name)
 
-    def save(self, name: str, config: ProviderConfig, settings: Settings, description: str | None = None) -> Path:
-        profile = validated(lambda: Profile.from_session(name, config, settings, description), f"profile '{name}'")
+    def save(
+        self,
+        name: str,
+        config: ProviderConfig,
+        settings: Settings,
+        mcp_servers: tuple[str, ...] | None = None,
+        over: Profile | None = None,
+    ) -> Path:
+        """Save a session as profile ``name`` (``Profile.from_session``)."""
+        profile = validated(
+            lambda: Profile.from_session(name, config, settings, mcp_servers, over), f"profile '{name}'"
+        )
         return self.write(profile)
 
     def write(self, profile: Profile) -> Path:
@@ -257,6 +277,7 @@ def read_profile(path: Path, name: str) -> Profile:
                 f"{path}: {field} looks like an API key; keys belong in the environment variable named by api_key_env"
             )
     fields: dict[str, Any] = {k: data[k] for k in FIELDS[:-1] if k in data}
+    fields["other_keys"] = {k: v for k, v in data.items() if k not in FIELDS and k != "mcp_servers"}
     if "mcp_servers" in data:
         servers = data["mcp_servers"]
         if not isinstance(servers, list) or not all(isinstance(s, str) for s in servers):
@@ -274,6 +295,7 @@ def profile_to_toml(profile: Profile) -> dict[str, Any]:
             data[field] = value
     if profile.mcp_servers is not None:
         data["mcp_servers"] = list(profile.mcp_servers)
+    data.update(profile.other_keys)
     settings: dict[str, Any] = {}
     for key, value in profile.settings.items():
         if value is None:  # None is the default of every optional key and TOML has no null

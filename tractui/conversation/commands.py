@@ -279,10 +279,10 @@ def _profile(rest: str, ctx: CommandContext) -> CommandResult:
 def _profile_save(name: str | None, ctx: CommandContext) -> CommandResult:
     if not name:
         return _error("give the profile a name: /profile save NAME (no profile is active to save over)")
-    description = None
+    over = None  # saved over the active profile: what its file has besides the session's setup stays
     if name == ctx.active_profile and ctx.profiles.path_for(name):
-        description = ctx.profiles.load(name).description
-    path = ctx.profiles.save(name, ctx.provider_config, ctx.settings, description=description)
+        over = ctx.profiles.load(name)
+    path = ctx.profiles.save(name, ctx.provider_config, ctx.settings, ctx.mcp_servers, over)
     changed = len(ctx.settings.changed())
     return CommandResult(
         message=f"saved profile '{name}' ({ctx.provider_config.provider} · {ctx.provider_config.model}, {changed} changed setting{'' if changed == 1 else 's'}) to {path}"
