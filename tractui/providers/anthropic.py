@@ -9,7 +9,6 @@ Signed thinking goes back natively only to the model that signed it (see
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from tractui.core.events import (
 )
 from tractui.core.reasoning import map_effort
 from tractui.core.settings import Settings
+from tractui.core.surrogates import loads
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.errors import RequestError
@@ -140,7 +140,7 @@ def plan_thinking(settings: Settings) -> ThinkingPlan:
 def _tool_input(arguments: str) -> Any:
     """The model's raw JSON arguments as an object (``""`` is a call without arguments)."""
     try:
-        value = json.loads(arguments) if arguments.strip() else {}
+        value = loads(arguments) if arguments.strip() else {}
     except ValueError:
         return {"_raw": arguments}
     return value if isinstance(value, dict) else {"_value": value}

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from tractui.core.events import ErrorKind, StreamError
+from tractui.core.surrogates import loads
 from tractui.errors import ChunkShapeError
 from tractui.providers.config import DEFAULT_KEY_ENV
 
@@ -110,7 +111,7 @@ def parse_error_body(body: bytes | str) -> tuple[str, str, Any]:
     text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
     text = text.strip()
     try:
-        parsed = json.loads(text) if text else None
+        parsed = loads(text) if text else None
     except ValueError:
         return one_line(text), "", None
     message, code = describe_error_payload(parsed)

@@ -27,6 +27,7 @@ from tractui.core.events import (
 )
 from tractui.core.reasoning import map_effort
 from tractui.core.settings import Settings
+from tractui.core.surrogates import loads
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.providers.errors import describe_error_payload, make_error
@@ -69,7 +70,7 @@ def thinking_config(settings: Settings) -> dict[str, Any] | None:
 
 def _args(arguments: str) -> Any:
     try:
-        value = json.loads(arguments) if arguments.strip() else {}
+        value = loads(arguments) if arguments.strip() else {}
     except ValueError:
         return {"_raw": arguments}
     return value if isinstance(value, dict) else {"_value": value}

@@ -28,6 +28,7 @@ from tractui.core.events import (
 )
 from tractui.core.reasoning import THOUGHT, map_effort, thinking_to_reasoning_field
 from tractui.core.settings import Settings
+from tractui.core.surrogates import without_surrogates
 from tractui.core.tags import ThinkTagExtractor, tag_pairs
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
@@ -136,6 +137,8 @@ class ChatCompletionsParser:
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         chunk = _loads(data)
+        if "\\" in data and "\\u" in data and ("\\ud" in data or "\\uD" in data):  # may_hold_surrogates, inline
+            chunk = without_surrogates(chunk)  # a lone surrogate reads as U+FFFD
         if type(chunk) is not dict:
             chunk = as_object(chunk, "chunk")
         # Every field is read and checked before any is acted on, so a bad chunk changes nothing.

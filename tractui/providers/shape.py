@@ -15,6 +15,7 @@ import json
 import math
 from typing import Any
 
+from tractui.core.surrogates import loads
 from tractui.errors import ChunkShapeError
 
 JSON = dict[str, Any]
@@ -45,8 +46,8 @@ def wrong(where: str, value: Any, expected: str) -> ChunkShapeError:
 def loads_object(data: str, what: str = "chunk") -> JSON:
     """An SSE data line as a JSON object (``null`` is an empty one); ``json.JSONDecodeError`` when
     it is not JSON at all (skipped and counted by the transport), ``ChunkShapeError`` when it is
-    JSON of another kind."""
-    value = json.loads(data)
+    JSON of another kind. A lone surrogate escape (``"\\ud800"``) in any string reads as U+FFFD."""
+    value = loads(data)
     if type(value) is dict:
         return value
     return as_object(value, what)

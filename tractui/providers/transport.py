@@ -34,6 +34,7 @@ from tractui.core.events import (
 )
 from tractui.core.heap import gc_paused
 from tractui.core.settings import Settings
+from tractui.core.surrogates import loads
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.core.urls import public_url
@@ -464,7 +465,7 @@ async def _fetch_pages(
             message, _, _ = parse_error_body(response.content)
             raise ModelListError(f"{url} answered HTTP {response.status_code}: {message or 'no details'}")
         try:
-            payload = response.json()
+            payload = loads(response.text)  # lone surrogate escapes in an id or name read as U+FFFD
         except ValueError:
             raise ModelListError(f"{url} did not answer JSON") from None
         page, token = parse(payload)

@@ -10,7 +10,6 @@ unknown tool, a server that died, a timeout), so each call id gets one.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from typing import Any
 from tractui.config.mcp import McpConfig
 from tractui.core.content import ToolCallBlock
 from tractui.core.events import ToolStatus
+from tractui.core.surrogates import loads
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.providers.config import ProviderConfig, key_env_name
@@ -213,7 +213,7 @@ class Toolbox:
 def parsed_arguments(text: str) -> dict[str, Any] | str:
     """The call's arguments as the tool gets them (none: an empty object), or why they cannot be."""
     try:
-        arguments = json.loads(text) if text.strip() else {}
+        arguments = loads(text) if text.strip() else {}
     except ValueError as err:
         return f"the arguments are not JSON ({err}); nothing was run"
     if not isinstance(arguments, dict):

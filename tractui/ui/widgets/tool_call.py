@@ -16,6 +16,7 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from tractui.core.events import ToolStatus
+from tractui.core.surrogates import loads
 from tractui.ui.format import duration
 from tractui.ui.widgets.column import Column
 
@@ -50,7 +51,7 @@ def one_line(text: str, limit: int = PREVIEW) -> str:
 def pretty_arguments(arguments: str) -> str:
     """The arguments as indented JSON when they parse, else exactly as the model wrote them."""
     try:
-        return json.dumps(json.loads(arguments), indent=2, ensure_ascii=False)
+        return json.dumps(loads(arguments), indent=2, ensure_ascii=False)
     except ValueError:
         return arguments
 
