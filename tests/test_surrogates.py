@@ -158,3 +158,36 @@ async def test_print_mode_prints_and_stores_a_reply_with_a_lone_surrogate(loopba
     with HistoryStore(tmp_path / "data" / "history.db") as store:
         reply = merge_commits(store.chain(store.latest_session() or ""))[-1]
         assert reply.text == "before \ufffd after" and reply.thinking[0].thought == "think \ufffd x"
+
+
+# -- the command line: bytes that are not UTF-8 ------------------------------------------
+NOT_UTF8 = "caf\udce9"  # b"caf\xe9" as Python keeps it in sys.argv (surrogateescape)
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (("-p", NOT_UTF8, "--provider", "demo"), "-p/--print"),
+        (("--model", "m\udcff", "--provider", "openai", "--base-url", "http://127.0.0.1:9", "-p", "hi"), "--model"),
+        (("--set", f"view.reasoningTags={NOT_UTF8}", "--provider", "demo", "-p", "hi"), "--set"),
+        (("log", NOT_UTF8), "SESSION"),
+    ],
+)
+async def test_an_argument_that_is_not_utf8_is_refused_before_anything_is_written(
+    tmp_path: Path, args: tuple[str, ...], named: str
+) -> None:
+    code, out, err = await run_cli(tmp_path, *args)
+    assert (code, out) == (2, ""), err
+    assert err.splitlines() == [
+        f"tractui: {named} is not UTF-8 text (the terminal or script sent other bytes); nothing was run"
+    ]
+    assert not (tmp_path / "data").exists()  # no history created, no session left behind
+
+
+async def test_a_file_name_that_is_not_utf8_still_works(tmp_path: Path) -> None:
+    """File names go to the OS as the bytes they were: they are not refused."""
+    code, _, err = await run_cli(tmp_path, "-p", "hi", "--provider", "demo")
+    assert code == 0, err
+    target = str(tmp_path / NOT_UTF8) + ".json"
+    assert (await run_cli(tmp_path, "export", "--format", "json", "-o", target))[0] == 0
+    assert Path(target).is_file()

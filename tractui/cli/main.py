@@ -18,6 +18,7 @@ from typing import NoReturn, TextIO
 from tractui import __version__
 from tractui.cli.terminal import Terminal
 from tractui.config.options import CliOptions
+from tractui.core.surrogates import has_surrogate
 from tractui.errors import OutputError, UsageError
 
 EXIT_USAGE = 2
@@ -169,6 +170,32 @@ class _Help(io.TextIOBase):
         flush it unseen, when it is collected)."""
 
 
+PATH_ARGUMENTS = {"file", "output"}  # handed to the OS as they are: a file name need not be UTF-8
+
+
+def _check_text(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse an argument that is not UTF-8, naming it, before anything starts or is written.
+
+    Python keeps the bytes of such an argument as lone surrogates (``surrogateescape``), which
+    no history, request or terminal can take as text. File names are exempt: they only go to
+    the OS, which reads them back as the same bytes.
+    """
+    for action in parser._actions:
+        value = getattr(args, action.dest, None)
+        if isinstance(action, argparse._SubParsersAction):
+            sub = action.choices.get(value) if isinstance(value, str) else None
+            if sub is not None:
+                _check_text(sub, args)
+            continue
+        if action.dest in PATH_ARGUMENTS:
+            continue
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and has_surrogate(item):
+                metavar = action.metavar if isinstance(action.metavar, str) else action.dest
+                name = "/".join(action.option_strings) or metavar.upper()
+                raise UsageError(f"{name} is not UTF-8 text (the terminal or script sent other bytes); nothing was run")
+
+
 def _run(argv: list[str] | None, out: Terminal, err: Terminal) -> int:
     parser = build_parser()
     try:
@@ -178,6 +205,7 @@ def _run(argv: list[str] | None, out: Terminal, err: Terminal) -> int:
             raise UsageError(f"tractui {args.command}: unrecognized arguments: {' '.join(extra)}")
         if extra:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        _check_text(parser, args)
     except UsageError as exc:
         err.write(f"tractui: {exc}\n")
         return EXIT_USAGE
