@@ -10,6 +10,7 @@ traceback from the history.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -19,13 +20,15 @@ from loopback import LoopbackServer, error, json_body, sse
 from protocol_streams import ARGS, KEY, KEY_ENV, VALID, Chunk, config, encode
 from test_print_mode import run_cli
 
+from tractui.cli.main import main
+from tractui.config.paths import history_path
 from tractui.conversation.conversation import Conversation
 from tractui.core.content import ToolCallBlock
 from tractui.core.events import StreamError, TextDelta, ThinkingDelta, ToolCallDelta
 from tractui.core.settings import Settings
 from tractui.providers import ProviderConfig, make_provider
 from tractui.store.compile import merge_commits
-from tractui.store.history import HistoryStore
+from tractui.store.history import HistoryStore, new_id
 
 SETTINGS = Settings({"retries": 0, "tools.maxSteps": 1})
 LONE = "\ud800\udbff\udc00\udfff"  # every lone surrogate kind: high and low, first and last
@@ -191,3 +194,42 @@ async def test_a_file_name_that_is_not_utf8_still_works(tmp_path: Path) -> None:
     target = str(tmp_path / NOT_UTF8) + ".json"
     assert (await run_cli(tmp_path, "export", "--format", "json", "-o", target))[0] == 0
     assert Path(target).is_file()
+
+
+# -- imports --------------------------------------------------------------------------
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def export(text: str) -> str:
+    cid = new_id()
+    commit = {
+        "id": cid,
+        "parent_id": None,
+        "kind": "user",
+        "content": {"speaker": "human", "blocks": [{"type": "text", "text": text}]},
+        "created_at": 1_700_000_000.0,
+    }
+    session = {"id": new_id(), "created_at": 1_700_000_000.0, "updated_at": 1_700_000_000.0, "head": cid}
+    return json.dumps({"format": "tractui-session", "version": 1, "session": session, "commits": [commit]})
+
+
+def test_an_export_holding_a_lone_surrogate_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TRACTUI_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "config"))
+    file = tmp_path / "in.json"
+    file.write_text(export("h\ud800i"), encoding="utf-8")
+    assert "\\ud800" in file.read_text(encoding="utf-8")
+    code, out, err = run("import", str(file))
+    assert (code, out) == (2, ""), err
+    assert err.splitlines() == [
+        "tractui: cannot import: commits.0.content.blocks.0.text: holds a lone surrogate escape "
+        "(\\ud800–\\udfff), which is not text"
+    ]
+    with HistoryStore(history_path()) as store:
+        assert store.list_sessions() == []
+        assert store._conn.execute("SELECT COUNT(*) FROM commits").fetchone() == (0,)
+    file.write_text(export(f"a pair {EMOJI_PAIR} is one character"), encoding="utf-8")
+    assert run("import", str(file))[0] == 0

@@ -5,7 +5,8 @@ else). It is refused, in one line naming the first problem, when it is too
 large, nested deeper than any export is, not of the export's shape, holds an
 id that is not a tractui id (ids end up in file names), a commit twice, a
 parent that is missing or a parent cycle, a time no clock could have written,
-or a title that is not a short line of text.
+a title that is not a short line of text, or a lone surrogate escape
+(``"\\ud800"``: valid JSON, but not text the history can hold).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from tractui.core.content import Content, Usage
 from tractui.core.nesting import nesting_depth
+from tractui.core.surrogates import surrogate_path
 from tractui.errors import StoreError
 
 EXPORT_FORMAT = "tractui-session"
@@ -140,6 +142,11 @@ def check_export(data: Any) -> ExportIn:
         raise StoreError(f"cannot import: unsupported export version {str(data.get('version'))[:40]}")
     if nesting_depth(data, MAX_DEPTH) > MAX_DEPTH:
         raise StoreError(f"cannot import: nested more than {MAX_DEPTH} levels deep")
+    where = surrogate_path(data)
+    if where is not None:
+        raise StoreError(
+            f"cannot import: {'.'.join(where)}: holds a lone surrogate escape (\\ud800–\\udfff), which is not text"
+        )
     try:
         export = ExportIn.model_validate(data)
         _check_chain(export)
