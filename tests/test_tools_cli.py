@@ -116,6 +116,20 @@ def test_mcp_import_adds_servers_and_says_what_it_left_out(tmp_path, monkeypatch
     assert main(["mcp", "import", str(source)]) == 2
 
 
+def test_mcp_import_refuses_a_lone_surrogate_escape_leaving_the_config_as_it_was(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "c"))
+    source = tmp_path / "mcp.json"
+    source.write_text(json.dumps({"mcpServers": {"t": {"command": "uvx", "args": ["time\udfff"]}}}))
+    assert "\\udfff" in source.read_text()
+    assert main(["mcp", "import", str(source)]) == 2
+    _, err = capsys.readouterr()
+    assert err.splitlines() == [
+        f"tractui: cannot import {source}: mcpServers.t.args.0: holds a lone surrogate escape (\\ud800–\\udfff), "
+        "which is not text"
+    ]
+    assert not (tmp_path / "c" / "config.toml").exists()
+
+
 async def test_sigkill_mid_call_leaves_a_session_that_goes_on_whole(tmp_path, loopback):
     env = configure(tmp_path, {"test": TEST_SERVER})
     model = StrictChat(

@@ -15,6 +15,7 @@ from pathlib import Path
 from tractui.cli.terminal import Terminal, one_line
 from tractui.config.app_config import app_config_path, load_app_config, save_app_config
 from tractui.config.mcp import import_mcp_servers
+from tractui.core.surrogates import surrogate_path
 from tractui.errors import ProfileError, UsageError, UserError
 from tractui.providers.config import ProviderConfig
 from tractui.tools.setup import build_toolbox
@@ -81,6 +82,12 @@ def _import(path: Path, *, replace: bool, out: Terminal) -> int:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ProfileError(f"{path} is not JSON: {exc}") from None
+    where = surrogate_path(data)
+    if where is not None:
+        raise ProfileError(
+            f"cannot import {path}: {'.'.join(where)}: holds a lone surrogate escape (\\ud800–\\udfff), "
+            "which is not text"
+        )
     servers, notes = import_mcp_servers(data)
     app = load_app_config()
     added = []
