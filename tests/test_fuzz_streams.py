@@ -51,14 +51,21 @@ EXAMPLES = int(os.environ.get("TRACTUI_FUZZ_EXAMPLES", "40"))
 
 Path_ = tuple[str | int, ...]
 
+# text holding lone surrogates (json.dumps writes them as "\\ud800" escapes) and a pair that makes one character
+surrogate_text = st.lists(
+    st.sampled_from(["a", "\ud800", "\udbff", "\udc00", "\udfff", "\ud83d\ude00"]), max_size=6
+).map("".join)
 json_values = st.recursive(
     st.none()
+    | surrogate_text
     | st.booleans()
     | st.integers(min_value=-(2**64), max_value=2**64)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=12)
     | st.sampled_from(["<think>", "</think>", "", "text", "thinking", "reasoning.encrypted", "tool_use"]),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8) | surrogate_text, inner, max_size=4)
+    ),
     max_leaves=8,
 )
 REMOVE = object()  # the field is left out
