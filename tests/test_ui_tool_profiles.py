@@ -19,7 +19,7 @@ from tractui.store.history import HistoryStore
 from tractui.ui.app import TractApp
 from tractui.ui.launch import _conversation
 from tractui.ui.pending import PendingConversation
-from tractui.ui.screens.consent import ConsentScreen
+from tractui.ui.screens.consent import TYPING_PAUSE, ConsentScreen
 from tractui.ui.screens.tools import ToolsScreen
 from tractui.ui.widgets.footer import GaugeFooter
 from tractui.ui.widgets.tool_call import ToolCallView
@@ -149,6 +149,7 @@ async def test_the_demo_profile_brings_the_demo_server_when_none_is_configured(t
         await run(pilot, "/profile load demo")
         await type_line(pilot, "what is 17 times 23?")
         await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen), timeout=60)
+        app.chat.clock.advance(TYPING_PAUSE)  # a pause after typing: the next key answers
         await pilot.press("y")
         await settle(pilot)
         assert [(v.label, v.status, v.result) for v in app.query(ToolCallView)] == [("demo.multiply", "done", "391")]
