@@ -107,6 +107,8 @@ def test_booleans_parse_as_typed(raw, expected):
         ("2048", 2048),
         ("16_000", 16000),
         (4096, 4096),
+        ("99999999999999999999999", 99999999999999999999999),  # exactly: not rounded through a float
+        ("12345678901234567.5k", 12641975194864197120),
     ],
 )
 def test_sizes_use_k_equals_1024(raw, expected):

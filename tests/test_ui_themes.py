@@ -24,6 +24,14 @@ def test_a_broken_theme_is_one_line_and_skipped(tmp_path: Path):
     assert any("bad.toml" in p for p in loaded.problems) and any("sparkle" in p for p in loaded.problems)
 
 
+def test_a_colour_that_is_not_a_string_is_named_in_words(tmp_path: Path):
+    """Not Python's words about the value (``'int' object has no attribute 'startswith'``)."""
+    (tmp_path / "num.toml").write_text('name = "num"\nprimary = 12\nsecondary = true\n')
+    loaded = load_themes([tmp_path])
+    assert loaded.themes == []
+    assert loaded.problems == ['theme num.toml: primary, secondary must be a colour string, like "#e0a030"']
+
+
 def test_builtin_themes_get_thinking_shaded_the_right_way():
     from textual.theme import BUILTIN_THEMES
 

@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from tractui.core.settings_view import SettingsView, field_name
@@ -250,9 +251,9 @@ def parse_int(text: str) -> int:
     match = _SIZE.match(text.replace("_", "").replace(",", ""))
     if not match:
         raise ValueError(text)
-    number, unit = float(match.group(1)), match.group(2).lower()
+    number, unit = Fraction(match.group(1)), match.group(2).lower()  # exact: 10**23 stays 10**23
     value = number * (KILO if unit == "k" else KILO * KILO if unit == "m" else 1)
-    if not unit and not float(value).is_integer():
+    if not unit and value.denominator != 1:
         raise ValueError(text)
     return round(value)
 
