@@ -32,6 +32,13 @@ def test_nothing_configured_runs_the_demo_with_a_notice():
     assert start.settings.changed() == {}
 
 
+def test_a_resumed_session_is_not_announced_as_demo_mode():
+    """``-c`` goes on with the session's own profile or endpoint (the app says which once it is
+    read); saying "Demo mode: no profile configured" first was wrong for a session of a real model."""
+    assert DEMO_NOTICE not in resolve("-c").notices
+    assert DEMO_NOTICE not in resolve("--resume").notices
+
+
 def test_default_profile_and_theme_come_from_config_toml(monkeypatch):
     monkeypatch.setenv("MOONSHOT_API_KEY", "k")
     save_app_config(AppConfig(default_profile="kimi", theme="nord"))

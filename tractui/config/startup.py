@@ -72,8 +72,8 @@ def resolve_startup(
             raise SettingError(f"--set needs KEY=VALUE, got '{item}'")
         settings.set(key.strip(), value.strip())
 
-    if profile is None and provider is None:
-        notices.append(DEMO_NOTICE)
+    if profile is None and provider is None and not (options.resumes and not options.chose_setup):
+        notices.append(DEMO_NOTICE)  # a resumed session goes on with its own setup: not demo mode
     if (missing := missing_key_notice(config)) is not None:
         notices.append(missing)
     servers = profile.mcp_servers if profile is not None else None
