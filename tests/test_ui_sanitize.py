@@ -23,6 +23,8 @@ def test_sequences_are_removed_whole_and_text_stays():
         assert out.startswith("before") and out.endswith("after")
     assert sanitize("a\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\b") == "alinkb"
     assert sanitize("x\x1b[2Jy") == "xy"
+    # the 8-bit forms whole too, not only their first byte ("31m" was left on screen)
+    assert sanitize("a\x9b31mb\x9d0;title\x9cc\x90+q\x9cd") == "abcd"
 
 
 def test_plain_text_newlines_tabs_and_unicode_are_untouched():
@@ -41,9 +43,9 @@ def test_text_that_would_disguise_itself_is_shown_by_code_point():
 
 def test_stream_holds_a_sequence_split_across_chunks():
     s = StreamSanitizer()
-    pieces = ["ab\x1b]52;c;aGk", "=\x1b", "\\cd\x1b[", "2", "Jef\x1b"]
+    pieces = ["ab\x1b]52;c;aGk", "=\x1b", "\\cd\x1b[", "2", "Jef\x9b3", "1mg\x1b"]
     out = "".join(s.feed(p) for p in pieces)
-    assert out == "abcdef"
+    assert out == "abcdefg"
     assert s.flush() == ""
 
 

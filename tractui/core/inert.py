@@ -27,6 +27,9 @@ _SEQUENCE = (
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: titles, hyperlinks, OSC 52 clipboard
     r"|\x1b[PX^_][^\x1b]*\x1b\\"  # DCS / SOS / PM / APC strings
     r"|\x1b[ -/]*[0-~]"  # two-byte escapes (ESC c, ESC 7, charset selection)
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # the same in 8 bits: CSI
+    r"|\x9d[^\x07\x1b\x9c]*(?:\x07|\x9c|\x1b\\)"  # OSC
+    r"|[\x90\x98\x9e\x9f][^\x1b\x9c]*(?:\x9c|\x1b\\)"  # DCS / SOS / PM / APC
 )
 CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 (but \t, \n), DEL, C1 (8-bit CSI/OSC too)
 BIDI = "\u202a-\u202e\u2066-\u2069"  # embeddings, overrides, isolates: they reorder the text around them
@@ -36,7 +39,11 @@ _UNSAFE = re.compile(f"{_SEQUENCE}|[{CONTROLS}]")
 _DISGUISE = re.compile(f"[{BIDI}{INVISIBLE}]")
 _SHOWN = re.compile(f"[{CONTROLS}{BIDI}{INVISIBLE}]")
 # A prefix of a sequence that has not finished yet (split across stream chunks).
-_PARTIAL = re.compile(r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[ -/]*)?")
+_PARTIAL = re.compile(
+    r"\x1b(?:\[[0-?]*[ -/]*|\][^\x07\x1b]*\x1b?|[PX^_][^\x1b]*\x1b?|[ -/]*)?"
+    r"|\x9b[0-?]*[ -/]*|\x9d[^\x07\x1b\x9c]*\x1b?|[\x90\x98\x9e\x9f][^\x1b\x9c]*\x1b?"
+)
+_INTRODUCER = re.compile("[\x1b\x90\x98\x9b\x9d\x9e\x9f]")  # where a sequence may begin
 _HOLD_LIMIT = 4096  # an unterminated string longer than this is dropped, not held forever
 
 
@@ -59,14 +66,13 @@ class StreamSanitizer:
     def feed(self, chunk: str) -> str:
         text = self._held + chunk if self._held else chunk
         self._held = ""
-        if "\x1b" in text:
-            start = text.find("\x1b")
-            while start != -1:
+        if "\x1b" in text or not text.isascii():  # the 8-bit introducers are not ASCII
+            for found in _INTRODUCER.finditer(text):
+                start = found.start()
                 if _PARTIAL.fullmatch(text, start) and len(text) - start <= _HOLD_LIMIT:
                     self._held = text[start:]
                     text = text[:start]
                     break
-                start = text.find("\x1b", start + 1)
         return sanitize(text)
 
     def flush(self) -> str:
