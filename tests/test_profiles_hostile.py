@@ -40,6 +40,18 @@ def test_a_deeply_nested_profile_is_one_line(config, text):
     assert len(err.splitlines()) == 1 and "deep.toml" in err and "nested" in err
 
 
+@pytest.mark.parametrize("kind", ["folder", "dangling link"])
+def test_a_profile_that_is_a_folder_or_a_dangling_link_says_so(config, kind):
+    """Not "no profile named 'x' (available: …, x, …)", naming it in the list it says it is not in."""
+    if kind == "folder":
+        (config / "x.toml").mkdir()
+    else:
+        (config / "x.toml").symlink_to(config / "gone.toml")
+    code, out, err = run("-p", "hi", "--profile", "x")
+    what = "a folder" if kind == "folder" else "a link to nothing"
+    assert code == 2 and out == "" and err == f"tractui: cannot load profile 'x': {config / 'x.toml'} is {what}\n"
+
+
 @pytest.mark.parametrize(
     "text", [DEEP_TABLES, DEEP_INLINE, DEEP_ARRAY, DEEP_TOP], ids=["tables", "inline", "array", "top"]
 )

@@ -165,6 +165,10 @@ class ProfileStore:
     def load(self, name: str) -> Profile:
         path = self.path_for(name)
         if path is None:
+            there = self.user_dir / f"{name}.toml"
+            if there.is_dir() or there.is_symlink():  # not "no profile named": it is listed, and it is there
+                what = "a folder" if there.is_dir() else "a link to nothing"
+                raise ProfileError(f"cannot load profile '{name}': {there} is {what}")
             available = ", ".join(entry.name for entry in self.entries())
             raise ProfileError(f"no profile named '{name}' (available: {available})")
         return read_profile(path, name)
