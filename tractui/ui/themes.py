@@ -55,7 +55,7 @@ def load_theme(path: Path) -> Theme:
     if not isinstance(variables, dict) or not all(isinstance(v, str) for v in variables.values()):
         raise ThemeError(f"theme {path.name}: [variables] must map names to colour strings")
     if wrong := sorted(key for key, value in data.items() if not isinstance(value, str)):
-        raise ThemeError(f"theme {path.name}: {', '.join(wrong)} must be a colour string, like \"#e0a030\"")
+        raise ThemeError(f'theme {path.name}: {", ".join(wrong)} must be a colour string, like "#e0a030"')
     try:
         theme = Theme(name=str(name), dark=bool(dark), variables=dict(variables), **data)
         theme.to_color_system()  # validates every colour now, not at first paint
