@@ -6,7 +6,7 @@ import json
 import tomllib
 
 import pytest
-from ui_support import build_app, screen_text, settle, type_line
+from ui_support import build_app, screen_text, settle, type_line, wait_for
 
 from tractui.ui import format as fmt
 from tractui.ui.screens.context import ContextScreen
@@ -331,6 +331,25 @@ async def test_export_when_the_exports_folder_is_a_file_is_one_line_and_changes_
         await run(pilot, "/export")
         assert notes(app)[-1].startswith(f"cannot write {exports}")
         assert exports.read_text() == "not a folder" and app.is_running
+
+
+async def test_keys_in_the_model_list_do_not_start_its_fetch_again(tmp_path, loopback):
+    """A slow endpoint: each completion key asked for the list again, cancelling the fetch under
+    way, so on a slow server the ids never came while the user kept pressing keys."""
+    import dataclasses
+
+    from loopback import json_body
+    from ui_support import loop_config
+
+    slow = dataclasses.replace(json_body({"data": [{"id": "loop-model"}, {"id": "big-one"}]}), stall_after=5, stall=1.5)
+    loopback.default = lambda request: slow
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"/model ")
+        await pilot.press("down", "up", "down", "tab", "up")
+        await wait_for(pilot, lambda: len(app.chat.host.known_models) == 2, timeout=20)
+        assert len([r for r in loopback.requests if r.path.endswith("/models")]) == 1
 
 
 async def test_model_lists_what_the_server_offers_and_says_so_when_it_cannot(tmp_path, loopback):

@@ -90,17 +90,28 @@ async def test_keys_typed_as_the_question_opens_go_on_into_the_prompt_not_into_t
     async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, QUESTION)
         await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen), timeout=60)
-        await pilot.press(*"a yes", "enter", "n")  # the clock stands still: one burst
+        await pilot.press(*"a yes", "backspace", "enter", "n")  # the clock stands still: one burst
         await wait_for(pilot, lambda: HELD in screen_text(app))  # the reply waits: no settling
         await pilot.pause()
         assert isinstance(app.screen, ConsentScreen) and app.query_one(ToolCallView).status == "waiting"
-        assert app.chat.query_one("#input").text == "a yesn"
+        assert app.chat.query_one("#input").text == "a yen"  # Backspace too; Enter kept it, as while streaming
         assert not (tmp_path / "config" / "config.toml").exists()  # nothing always allowed
         app.chat.clock.advance(TYPING_PAUSE)  # a pause: the next key is an answer
         await pilot.press("y")
         await settle(pilot)
         assert app.query_one(ToolCallView).status == "done"
-        assert app.chat.query_one("#input").text == "a yesn"  # kept, not sent
+        assert app.chat.query_one("#input").text == "a yen"  # kept, not sent
+
+
+async def test_a_key_that_changes_no_text_is_typing_too(app):
+    """Up/Down in the completion list, the arrows: the guard counts from the last key the prompt
+    handled, not from its last change of text (Enter picking from the list would allow a tool)."""
+    async with app.run_test(size=SIZE) as pilot:
+        box = app.chat.query_one("#input")
+        await type_line(pilot, "/mod", enter=False)
+        app.chat.clock.advance(5)
+        await pilot.press("down")
+        assert box.text == "/mod" and box.keyed_at == app.chat.clock()
 
 
 async def test_denied_with_a_reason_the_model_is_told_and_nothing_runs(app):

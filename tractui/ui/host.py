@@ -79,8 +79,9 @@ class CommandHost:
 
     # -- running -----------------------------------------------------------
     def complete(self, line: str) -> list[commands.Completion]:
-        if line.startswith("/model ") and self.chat.ready and self._endpoint() not in self._models:
-            self.chat.run_worker(self._fetch_quietly(), group="models", exclusive=True)  # offered once it is here
+        fetching = any(w.group == "models" and not w.is_finished for w in self.chat.workers)
+        if line.startswith("/model ") and self.chat.ready and self._endpoint() not in self._models and not fetching:
+            self.chat.run_worker(self._fetch_quietly(), group="models")  # offered once it is here
         return commands.complete(
             line,
             profiles=self.profiles,

@@ -99,7 +99,7 @@ class ChatScreen(Screen[None]):
         self.editing = False
         self._draft = ""  # the prompt's text when /edit replaced it, given back after
         self._unsent = ""  # the prompt's text as last changed: kept on disk for the next start
-        self._typed_at: float | None = None  # when it last changed (``clock``): the consent question's guard
+        self._gauged = False  # start-up drew the first gauge: later changes may redraw it at once
         self._unsent_timer: Timer | None = None
         self._prompt: InputBox | None = None  # kept to read its text when the app ends, its widgets gone
         self.host = CommandHost(self)
@@ -147,7 +147,7 @@ class ChatScreen(Screen[None]):
         yield ChatLog(id="chat")
         yield NewContentHint()
         yield CompletionPopup()
-        yield InputBox()
+        yield InputBox(self.clock)
         yield GaugeFooter()
 
     async def on_mount(self) -> None:
@@ -203,6 +203,7 @@ class ChatScreen(Screen[None]):
         self._start_tools()
         await self._count_history()
         self._refresh_footer()  # the gauge before the messages above the newest: it is always in view
+        self._gauged = True
         await self.show_earlier()
         if follow:
             await self.host.follow_session_profile()
@@ -315,7 +316,9 @@ class ChatScreen(Screen[None]):
 
         if isinstance(self.app.screen, ToolsScreen):
             self.app.screen.refresh_servers()
-        if not self.streaming:  # its definitions came or went: the gauge counts what the next request offers
+        # its definitions came or went: the gauge counts what the next request offers, once start-up has
+        # counted the session in steps (``_count_history``; the gauge's own count would hold the screen)
+        if not self.streaming and self._gauged:
             self.refresh_gauge()
         if connection.state == "failed":
             self.call_later(self.note, f"MCP server {connection.name} failed: {connection.reason} (/tools)", error=True)
@@ -325,7 +328,8 @@ class ChatScreen(Screen[None]):
         from tractui.ui.screens.consent import ConsentScreen
 
         chosen: asyncio.Future[Decision | None] = asyncio.get_running_loop().create_future()
-        screen = ConsentScreen(request, clock=self.clock, typed_at=self._typed_at, keep=self._prompt_takes)
+        box = self.query_one(InputBox)
+        screen = ConsentScreen(request, clock=self.clock, typed_at=box.keyed_at, keep=self._prompt_takes)
         await self.app.push_screen(screen, callback=lambda decision: _resolve(chosen, decision))
         try:
             decision = await chosen
@@ -658,12 +662,12 @@ class ChatScreen(Screen[None]):
         box.set_text(text)
         box.focus()
 
-    def _prompt_takes(self, text: str) -> None:
-        self.query_one(InputBox).insert(text)
+    def _prompt_takes(self, key: events.Key) -> None:
+        """A key of the burst the consent question opened in: the prompt handles it, in order."""
+        self.query_one(InputBox).post_message(events.Key(key.key, key.character))
 
     @on(TextArea.Changed, "#input")
     def _input_changed(self, event: TextArea.Changed) -> None:
-        self._typed_at = self.clock()
         text = event.text_area.text
         self._unsent = text
         if self._unsent_timer is not None:

@@ -55,9 +55,9 @@ class ConsentScreen(ModalScreen[Decision | None]):
         *,
         clock: Callable[[], float],
         typed_at: float | None = None,
-        keep: Callable[[str], None] = lambda text: None,
+        keep: Callable[[events.Key], None] = lambda key: None,
     ) -> None:
-        """``typed_at``: when a key was last typed in the prompt; ``keep`` gives it a character back."""
+        """``typed_at``: when the prompt last handled a key; ``keep`` gives the prompt a key back."""
         super().__init__(classes="overlay")
         self.request = request
         self._clock = clock
@@ -94,8 +94,7 @@ class ConsentScreen(ModalScreen[Decision | None]):
         self._typed_at = now
         event.prevent_default()
         event.stop()
-        if event.is_printable and event.character:
-            self._keep(event.character)
+        self._keep(event)  # characters, Backspace, arrows, Enter: the prompt does with them what it would have
         self.query_one("#consent-hint", Static).update(HELD)
 
     def on_mount(self) -> None:

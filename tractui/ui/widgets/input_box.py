@@ -8,6 +8,9 @@ typed fast come before the screen has heard of the text they follow.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from rich.segment import Segment
 from textual import events
 from textual.binding import Binding
@@ -38,8 +41,10 @@ class InputBox(TextArea):
     class OfferChanged(Message):
         """Up/Down moved in the completion list or Esc closed it: the popup draws it again."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__(id="input", soft_wrap=True, show_line_numbers=False, tab_behavior="focus", compact=True)
+        self.clock = clock
+        self.keyed_at: float | None = None  # when the prompt last handled a key (``clock``)
         self.placeholder = "Ask anything · / for commands · Enter sends · Shift+Enter newline"
         self.sent: list[str] = []
         self._walk: int | None = None
@@ -75,6 +80,7 @@ class InputBox(TextArea):
         self.move_cursor(self.document.end)
 
     async def _on_key(self, event: events.Key) -> None:
+        self.keyed_at = self.clock()  # any key, the text changed or not: the consent question's guard
         key = event.key
         if key in ("up", "down", "tab", "escape", "enter") and self._completion_key(key):
             event.stop()
