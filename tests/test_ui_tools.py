@@ -103,6 +103,23 @@ async def test_keys_typed_as_the_question_opens_go_on_into_the_prompt_not_into_t
         assert app.chat.query_one("#input").text == "a yen"  # kept, not sent
 
 
+async def test_a_server_settling_before_the_first_gauge_leaves_the_count_to_start_up(app, monkeypatch):
+    """Start-up counts a resumed session in steps; a server becoming ready meanwhile must not count
+    it all at once on the event loop (the gauge's own count), only once the first gauge is drawn."""
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.chat.ready)
+        box = app.chat.toolbox
+        assert box is not None
+        counted: list[bool] = []
+        monkeypatch.setattr(app.chat, "refresh_gauge", lambda: counted.append(True))
+        app.chat._gauged = False  # as before start-up's first gauge
+        app.chat._tools_changed(box.connections["demo"])
+        assert counted == []
+        app.chat._gauged = True
+        app.chat._tools_changed(box.connections["demo"])
+        assert counted == [True]
+
+
 async def test_a_key_that_changes_no_text_is_typing_too(app):
     """Up/Down in the completion list, the arrows: the guard counts from the last key the prompt
     handled, not from its last change of text (Enter picking from the list would allow a tool)."""
