@@ -165,7 +165,9 @@ async def test_gauge_moves_while_streaming_and_says_estimated_first(tmp_path, lo
 async def test_scrolled_up_reader_gets_a_hint_instead_of_a_jump(tmp_path, loopback):
     app = build_app(tmp_path, config=loop_config(loopback))
     loopback.add(sse(chat_stream([], ["line\n\n" * 40])))
-    loopback.add(sse(chat_stream([], ["more\n\n"] * 40), pace=0.01, max_chunk=64))
+    # held a second once "more" has come: still streaming when the reader scrolls up, however loaded the machine
+    body = chat_stream([], ["more\n\n"] * 40)
+    loopback.add(sse(body, pace=0.01, max_chunk=64, stall_after=len(body) // 4, stall=1.0))
     async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, "fill the screen")
         await settle(pilot)
