@@ -9,6 +9,7 @@ structured system prompt) with a structured summary.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import os
 import random
@@ -30,6 +31,7 @@ from tractui.core.events import Notice, StreamError
 from tractui.core.gauge import measure_context
 from tractui.core.settings import Settings
 from tractui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
+from tractui.errors import StoreError
 from tractui.providers import ProviderConfig
 from tractui.store.compile import compacted_ids
 from tractui.store.history import HistoryStore
@@ -352,6 +354,33 @@ async def test_a_history_too_big_for_the_summariser_is_summarised_in_parts(store
         assert body_tokens(body) + summarizer.output_budget <= 700
     for body in model.summaries[1:]:
         assert "parser work so far." in _text(body["messages"][1]["content"])  # the running summary is carried
+
+
+async def test_a_summary_that_cannot_be_written_is_a_failed_result_not_an_exception(store, loopback):
+    """A full disk as the summary is written: one line, the history as it was (the worker that ran
+    /compact failed, and the app ended, with a traceback)."""
+    model = Model(loopback, summary="## User's goal\nparser work so far.")
+    settings = make_settings(**{"compaction.keepTurns": 1})
+    conv = conversation(store, loopback, settings)
+    for turn in range(4):
+        await say(conv, f"question {turn}: {words(30, turn)}")
+    before = [c.id for c in store.chain(conv.session_id)]
+    pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
+    store._conn.execute(f"PRAGMA max_page_count = {pages}")  # no room for one more page,
+    filler = store.create_session("filler")
+    with pytest.raises(StoreError):  # and none left in the pages there are
+        for size in (4000, 1000, 200, 50, 10) * 50:
+            with contextlib.suppress(StoreError):
+                store.append(filler, "user", Content.human("x" * size))
+        store.append(filler, "user", Content.human("x"))
+    summarizer = Summarizer(conv.provider, settings, COUNTER, "openai/loop")
+    try:
+        result = [e async for e in compact(store, conv.session_id, settings, summarizer, COUNTER)][-1]
+    finally:
+        store._conn.execute("PRAGMA max_page_count = 1073741823")
+    assert model.summaries and not result.ok
+    assert result.message.startswith("compaction failed, history unchanged: the summary cannot be written")
+    assert [c.id for c in store.chain(conv.session_id)] == before
 
 
 async def test_a_message_too_big_for_the_window_is_not_sent_and_says_by_how_much(store, loopback):

@@ -13,6 +13,7 @@ from typing import Any
 
 from tractui.core.content import Content, TextBlock, ToolResultBlock
 from tractui.core.tokens import TokenCounter
+from tractui.errors import StoreError
 from tractui.store.compile import clearing_metadata, effective_commits
 from tractui.store.history import HistoryStore
 
@@ -44,7 +45,8 @@ def clear_old_results(
     provenance: dict[str, Any] | None = None,
 ) -> Cleared | None:
     """Write a commit clearing the tool results before the newest ``KEEP_TURNS`` turns; ``None``
-    when there are none worth clearing (the history is left as it was)."""
+    when there are none worth clearing, or the commit cannot be written (the history is left as
+    it was, and the summary that comes next says what the store says)."""
     effective = effective_commits(store.chain(session_id, head=head))
     turns = [i for i, c in enumerate(effective) if c.kind == "user"]
     if len(turns) <= KEEP_TURNS:
@@ -61,14 +63,17 @@ def clear_old_results(
         return None
     cleared = Cleared("", len(ids), tokens)
     prov = provenance or {}
-    commit = store.append(
-        session_id,
-        "summary",
-        Content(speaker="system", blocks=[TextBlock(text=cleared.message)]),
-        parent_id=head,
-        metadata=clearing_metadata(ids, tokens),
-        provider=prov.get("provider"),
-        model=prov.get("model"),
-        profile=prov.get("profile"),
-    )
+    try:
+        commit = store.append(
+            session_id,
+            "summary",
+            Content(speaker="system", blocks=[TextBlock(text=cleared.message)]),
+            parent_id=head,
+            metadata=clearing_metadata(ids, tokens),
+            provider=prov.get("provider"),
+            model=prov.get("model"),
+            profile=prov.get("profile"),
+        )
+    except StoreError:
+        return None
     return Cleared(commit.id, len(ids), tokens)

@@ -26,7 +26,7 @@ from tractui.core.gauge import output_reserve
 from tractui.core.reasoning import thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
-from tractui.errors import CompactionError, EmptySummaryError, UserError
+from tractui.errors import CompactionError, EmptySummaryError, StoreError, UserError
 from tractui.providers import ProviderConfig, make_provider
 from tractui.store.compile import effective_commits, merge_commits, summary_metadata
 from tractui.store.history import Commit, HistoryStore
@@ -285,16 +285,26 @@ async def compact(
     meta["after_tokens"] = after
     prov = provenance or {}
     parent = head if head is not None else chain[-1].id
-    commit = store.append(
-        session_id,
-        "summary",
-        content,
-        parent_id=parent,
-        metadata=meta,
-        provider=prov.get("provider"),
-        model=prov.get("model"),
-        profile=prov.get("profile"),
-    )
+    try:
+        commit = store.append(
+            session_id,
+            "summary",
+            content,
+            parent_id=parent,
+            metadata=meta,
+            provider=prov.get("provider"),
+            model=prov.get("model"),
+            profile=prov.get("profile"),
+        )
+    except StoreError as exc:  # a full disk, a file another program holds: one line, not a failed worker
+        yield CompactionResult(
+            False,
+            f"compaction failed, history unchanged: the summary cannot be written ({exc})",
+            before_tokens=before,
+            after_tokens=after,
+            automatic=automatic,
+        )
+        return
     yield CompactionResult(
         True,
         f"compacted {count} turn{'s' if count != 1 else ''} ({before:,} tokens) into a {after:,}-token summary; {len(kept)} recent turn{'s' if len(kept) != 1 else ''} kept verbatim",
@@ -349,16 +359,19 @@ def leave_out(
     content = prompt.left_out_content(count, {"replaced_turns": count, "left_out": True})
     meta["after_tokens"] = after = counter.count_messages([content])
     prov = provenance or {}
-    commit = store.append(
-        session_id,
-        "summary",
-        content,
-        parent_id=head,
-        metadata=meta,
-        provider=prov.get("provider"),
-        model=prov.get("model"),
-        profile=prov.get("profile"),
-    )
+    try:
+        commit = store.append(
+            session_id,
+            "summary",
+            content,
+            parent_id=head,
+            metadata=meta,
+            provider=prov.get("provider"),
+            model=prov.get("model"),
+            profile=prov.get("profile"),
+        )
+    except StoreError as exc:
+        return CompactionResult(False, f"the oldest turns could not be left out ({exc})", automatic=True)
     turns_word = f"turn{'s' if count != 1 else ''}"
     return CompactionResult(
         True,
