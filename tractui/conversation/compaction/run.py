@@ -16,7 +16,7 @@ import contextlib
 import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from tractui.conversation.compaction import plan, prompt
 from tractui.core.assemble import MessageAssembler
@@ -283,19 +283,9 @@ async def compact(
         return
     yield CompactionProgress("storing", "writing the summary commit")
     meta["after_tokens"] = after
-    prov = provenance or {}
     parent = head if head is not None else chain[-1].id
     try:
-        commit = store.append(
-            session_id,
-            "summary",
-            content,
-            parent_id=parent,
-            metadata=meta,
-            provider=prov.get("provider"),
-            model=prov.get("model"),
-            profile=prov.get("profile"),
-        )
+        commit = _append_summary(store, session_id, content, parent, meta, provenance)
     except StoreError as exc:  # a full disk, a file another program holds: one line, not a failed worker
         yield CompactionResult(
             False,
@@ -314,6 +304,28 @@ async def compact(
         kept_turns=len(kept),
         commit_id=commit.id,
         automatic=automatic,
+    )
+
+
+def _append_summary(
+    store: HistoryStore,
+    session_id: str,
+    content: Content,
+    parent_id: str,
+    metadata: dict[str, Any],
+    provenance: dict[str, str | None] | None,
+) -> Commit:
+    """The ``summary`` commit under ``parent_id``, stamped with who wrote it; ``StoreError`` when it cannot be."""
+    prov = provenance or {}
+    return store.append(
+        session_id,
+        "summary",
+        content,
+        parent_id=parent_id,
+        metadata=metadata,
+        provider=prov.get("provider"),
+        model=prov.get("model"),
+        profile=prov.get("profile"),
     )
 
 
@@ -358,18 +370,8 @@ def leave_out(
     meta = summary_metadata(first_id, last_id, automatic=True, before_tokens=before, left_out=True)
     content = prompt.left_out_content(count, {"replaced_turns": count, "left_out": True})
     meta["after_tokens"] = after = counter.count_messages([content])
-    prov = provenance or {}
     try:
-        commit = store.append(
-            session_id,
-            "summary",
-            content,
-            parent_id=head,
-            metadata=meta,
-            provider=prov.get("provider"),
-            model=prov.get("model"),
-            profile=prov.get("profile"),
-        )
+        commit = _append_summary(store, session_id, content, head, meta, provenance)
     except StoreError as exc:
         return CompactionResult(False, f"the oldest turns could not be left out ({exc})", automatic=True)
     turns_word = f"turn{'s' if count != 1 else ''}"
