@@ -24,12 +24,6 @@ REPLACEMENT = "\ufffd"
 _LONE = re.compile("[\ud800-\udfff]")
 
 
-def may_hold_surrogates(raw: str) -> bool:
-    """Whether JSON text ``raw`` (decoded from UTF-8) has an escape that may spell a surrogate."""
-    # A one-character search is a memchr (most chunks have no backslash at all), then "\\u".
-    return "\\" in raw and "\\u" in raw and ("\\ud" in raw or "\\uD" in raw)
-
-
 def has_surrogate(text: str) -> bool:
     """Whether ``text`` holds a lone surrogate (one that cannot be written as UTF-8)."""
     return not text.isascii() and _LONE.search(text) is not None
@@ -55,7 +49,8 @@ def loads(raw: str) -> Any:
     """``json.loads`` for untrusted JSON: lone surrogates replaced by U+FFFD (looked for only when
     ``raw`` has an escape that may spell one). Raises what ``json.loads`` raises."""
     value = json.loads(raw)
-    if "\\" in raw and "\\u" in raw and ("\\ud" in raw or "\\uD" in raw):  # may_hold_surrogates, inline
+    # a one-character search is a memchr (most chunks have no backslash at all), then the escapes
+    if "\\" in raw and "\\u" in raw and ("\\ud" in raw or "\\uD" in raw):
         return without_surrogates(value)
     return value
 

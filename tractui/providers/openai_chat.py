@@ -137,7 +137,7 @@ class ChatCompletionsParser:
 
     def feed(self, event: str, data: str) -> list[StreamEvent]:
         chunk = _loads(data)
-        if "\\" in data and "\\u" in data and ("\\ud" in data or "\\uD" in data):  # may_hold_surrogates, inline
+        if "\\" in data and "\\u" in data and ("\\ud" in data or "\\uD" in data):  # as surrogates.loads, inline
             chunk = without_surrogates(chunk)  # a lone surrogate reads as U+FFFD
         if type(chunk) is not dict:
             chunk = as_object(chunk, "chunk")
