@@ -184,14 +184,15 @@ class ChatScreen(Screen[None]):
         for the conversation's imports nor for the tokenizer."""
         follow = False
         pending = self._pending
-        if pending is not None and pending.opened is not None:
-            await self.show_history(initial=True, chain=pending.opened)
+        opened = pending.opened if pending is not None else None
+        if opened is not None:
+            await self.show_history(initial=True, chain=opened)
             await self.frames.painted()  # before the build's imports compete with the paint for the interpreter
         if pending is not None:
             self._conversation = await asyncio.to_thread(pending.build)
             self._watch_settings()
             follow = pending.follow_session_profile
-        if pending is None or pending.opened is None:
+        if opened is None:
             await self.show_history(initial=True)
             await self.frames.painted()  # before the tokenizer's load, as above
         from tractui.core.tokens import encoding_for_model, get_encoding
