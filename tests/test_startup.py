@@ -33,10 +33,50 @@ def test_nothing_configured_runs_the_demo_with_a_notice():
 
 
 def test_a_resumed_session_is_not_announced_as_demo_mode():
-    """``-c`` goes on with the session's own profile or endpoint (the app says which once it is
-    read); saying "Demo mode: no profile configured" first was wrong for a session of a real model."""
+    """``-c`` goes on with the session's own profile or endpoint; saying "Demo mode: no profile
+    configured" first was wrong for a session of a real model."""
     assert DEMO_NOTICE not in resolve("-c").notices
     assert DEMO_NOTICE not in resolve("--resume").notices
+
+
+def reply(profile: str | None = None, **stamps: str):
+    from tractui.core.content import Content, TextBlock
+    from tractui.store.history import Commit
+
+    content = Content(speaker="ai", blocks=[TextBlock(text="answer")], metadata=dict(stamps))
+    return Commit("01", None, "S", "assistant", content, profile=profile)
+
+
+def test_a_resumed_session_goes_on_with_its_last_replys_profile_over_the_default(monkeypatch):
+    monkeypatch.setenv("MOONSHOT_API_KEY", "k")
+    save_app_config(AppConfig(default_profile="kimi"))
+    start = resolve_startup(parse_options(["-c"]), last_reply=reply("deepseek"))
+    assert start.profile_name == "deepseek" and start.config.model.startswith("deepseek")
+    assert "continuing with profile 'deepseek', where this session's last reply came from" in start.notices
+    assert not any("MOONSHOT" in n for n in start.notices)  # the default's notices do not apply
+    chosen = resolve_startup(parse_options(["-c", "--profile", "kimi"]), last_reply=reply("deepseek"))
+    assert chosen.profile_name == "kimi" and not any("continuing" in n for n in chosen.notices)
+    same = resolve_startup(parse_options(["-c"]), last_reply=reply("kimi"))
+    assert same.profile_name == "kimi" and same.notices == []  # nothing to say: it is the default
+
+
+def test_a_resumed_session_from_an_endpoint_keeps_the_default_profile_that_is_that_endpoint(monkeypatch):
+    """Stamps of the default profile's own endpoint: the profile (its settings) goes on, quietly;
+    another endpoint is taken with no profile, and said."""
+    monkeypatch.setenv("MOONSHOT_API_KEY", "k")
+    save_app_config(AppConfig(default_profile="kimi"))
+    kimi = {"provider": "openai", "model": "kimi-k2.6", "base_url": "https://api.moonshot.ai/v1"}
+    start = resolve_startup(parse_options(["-c"]), last_reply=reply(**kimi, api_key_env="MOONSHOT_API_KEY"))
+    assert start.profile_name == "kimi" and start.notices == []
+    other = {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": ""}
+    start = resolve_startup(parse_options(["-c"]), last_reply=reply(**other))
+    assert start.profile_name is None
+    assert start.config == ProviderConfig("openai", "m", "http://127.0.0.1:9/v1", "")
+    assert start.notices == [
+        "continuing with openai · m at http://127.0.0.1:9/v1, where this session's last reply came from"
+    ]
+    bad = resolve_startup(parse_options(["-c"]), last_reply=reply(provider="nonsense", model="m"))
+    assert bad.profile_name == "kimi"  # stamps that name no provider tractui has: the default
 
 
 def test_default_profile_and_theme_come_from_config_toml(monkeypatch):

@@ -220,3 +220,17 @@ def test_newer_schema_is_refused(tmp_path):
     conn.close()
     with pytest.raises(StoreError, match="newer"):
         HistoryStore(path)
+
+
+def test_last_reply_is_found_past_a_long_run_of_other_commits(tmp_path):
+    """The end read alone holds no reply: the whole branch is read for it (where a resumed session goes on)."""
+    from tractui.store.history import REPLY_LOOKBACK
+
+    with HistoryStore(tmp_path / "h.db") as store:
+        session = store.create_session("s")
+        store.append(session, "user", Content.human("asked"))
+        reply = store.append(session, "assistant", Content(speaker="ai", blocks=[TextBlock(text="answered")]))
+        for i in range(REPLY_LOOKBACK + 2):
+            store.append(session, "user", Content.human(f"unanswered {i}"))
+        assert store.last_reply(session) == reply
+        assert store.last_reply(store.create_session("empty")) is None

@@ -216,31 +216,85 @@ async def test_a_message_sent_while_a_resumed_session_is_drawn_is_drawn_once(tmp
         store.close()
 
 
-@pytest.mark.parametrize("follow", [True, False])
-async def test_a_session_resumed_from_the_command_line_takes_its_profile_unless_one_was_chosen(tmp_path, follow):
+def started(argv: list[str], gate: threading.Event) -> tuple[TractApp, HistoryStore]:
+    """The app as ``tractui ARGV`` prepares it (``launch._prepare``), its build held until ``gate``."""
+    from tractui.cli.main import parse_options
+    from tractui.ui.launch import _prepare
+
+    prepared = _prepare(parse_options(argv))
+    assert not isinstance(prepared, int)
+    app, store = prepared
+    pending = app.chat._pending
+    build = pending.build
+
+    def held() -> Conversation:
+        gate.wait(10)
+        return build()
+
+    pending.build = held
+    return app, store
+
+
+def footer_where(app: TractApp) -> str:
+    return str(app.query_one(GaugeFooter).query_one("#footer-where").render())
+
+
+@pytest.mark.parametrize(("argv", "model"), [(["-c"], "demo-2"), (["-c", "--provider", "demo"], "demo")])
+async def test_a_session_resumed_from_the_command_line_shows_its_profile_from_the_first_frame(tmp_path, argv, model):
+    """``-c`` goes on with the profile the session's last reply came from, named in the footer
+    before the conversation is built (it said ``demo`` until the first gauge); a setup chosen
+    on the command line wins."""
     from tractui.config.profiles import ProfileStore
 
     ProfileStore().save("mine", dataclasses.replace(DEMO, model="demo-2"), Settings())
-    store = HistoryStore(tmp_path / "history.db")
-    first = Conversation(store, Settings(), DEMO, provider=DemoProvider(DEMO, pace=0), profile_name="mine")
-    async for _ in first.send("asked under mine"):
-        pass
-    settings = Settings()
+    (tmp_path / "data").mkdir(exist_ok=True)
+    with HistoryStore(tmp_path / "data" / "history.db") as store:
+        first = Conversation(store, Settings(), DEMO, provider=DemoProvider(DEMO, pace=0), profile_name="mine")
+        async for _ in first.send("asked under mine"):
+            pass
+        await first.aclose()
+    gate = threading.Event()
+    app, store = started(argv, gate)
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, lambda: app.query(AssistantMessage))
+            assert not app.chat.ready  # the build still held
+            assert model in footer_where(app) and ("mine" in footer_where(app)) is (model == "demo-2")
+            gate.set()
+            await wait_for(pilot, lambda: app.chat.ready)
+            await settle(pilot)
+            assert app.conversation.profile_name == ("mine" if model == "demo-2" else None)
+            assert app.conversation.config.model == model
+            notes = " ".join(str(n.render()) for n in app.query(".note"))
+            assert ("continuing with profile 'mine'" in notes) is (model == "demo-2")
+    finally:
+        gate.set()
+        store.close()
 
-    def build() -> Conversation:
-        conversation = Conversation(store, settings, DEMO, provider=DemoProvider(DEMO, pace=0))
-        conversation.open_session(first.session_id)
-        return conversation
 
-    app = TractApp(PendingConversation(DEMO, settings, None, build, follow_session_profile=follow), clock=FakeClock())
+async def test_a_resumed_session_whose_profile_no_longer_loads_says_so_and_stays(tmp_path):
+    from tractui.config.profiles import ProfileStore
+
+    ProfileStore().save("gone", dataclasses.replace(DEMO, model="demo-2"), Settings())
+    (tmp_path / "data").mkdir(exist_ok=True)
+    with HistoryStore(tmp_path / "data" / "history.db") as store:
+        first = Conversation(store, Settings(), DEMO, provider=DemoProvider(DEMO, pace=0), profile_name="gone")
+        async for _ in first.send("asked under gone"):
+            pass
+        await first.aclose()
+    ProfileStore().path_for("gone").write_text("provider = [", encoding="utf-8")
+    gate = threading.Event()
+    gate.set()
+    app, store = started(["-c"], gate)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_for(pilot, lambda: app.chat.ready)
             await settle(pilot)
-            assert app.conversation.profile_name == ("mine" if follow else None)
-            assert app.conversation.config.model == ("demo-2" if follow else "demo")
+            assert app.conversation.profile_name is None and app.conversation.config.model == "demo"
+            notes = " ".join(str(n.render()) for n in app.query(".note"))
+            assert "this session's replies came from profile 'gone', which does not load" in notes
+            assert "staying on demo · demo" in notes
     finally:
-        await first.aclose()
         store.close()
 
 
@@ -271,22 +325,21 @@ async def test_a_session_from_the_command_line_resumes_on_its_endpoint_with_no_p
 
     loopback.add(sse(chat_stream([], ["from the server"])))
     config = loop_config(loopback)  # as --provider openai --base-url URL --model M --api-key-env ""
-    store = HistoryStore(tmp_path / "history.db")
-    first = Conversation(store, Settings(), config)
-    async for _ in first.send("asked the server"):
-        pass
-    await first.aclose()
-    stamps = next(c for c in reversed(first.history()) if c.kind == "assistant").content.metadata
+    (tmp_path / "data").mkdir(exist_ok=True)
+    with HistoryStore(tmp_path / "data" / "history.db") as store:
+        first = Conversation(store, Settings(), config)
+        async for _ in first.send("asked the server"):
+            pass
+        await first.aclose()
+        stamps = next(c for c in reversed(first.history()) if c.kind == "assistant").content.metadata
     assert stamps["api_key_env"] == config.api_key_env  # the variable's name is recorded, never a key
-
-    def build() -> Conversation:
-        conversation = Conversation(store, Settings(), DEMO, provider=DemoProvider(DEMO, pace=0))
-        conversation.open_session(first.session_id)
-        return conversation
-
-    app = TractApp(PendingConversation(DEMO, Settings(), None, build, follow_session_profile=True), clock=FakeClock())
+    gate = threading.Event()
+    app, store = started(["-c"], gate)
     try:
         async with app.run_test(size=(100, 30)) as pilot:
+            await wait_for(pilot, lambda: app.query(AssistantMessage))
+            assert not app.chat.ready and f"openai · {config.model}" in footer_where(app)
+            gate.set()
             await wait_for(pilot, lambda: app.chat.ready)
             await settle(pilot)
             got = app.conversation.config
@@ -307,6 +360,7 @@ async def test_a_session_from_the_command_line_resumes_on_its_endpoint_with_no_p
             assert "give the profile a name" in str(app.query(".note")[-1].render())
             assert ProfileStore().entries() == [] or all(e.name != "session" for e in ProfileStore().entries())
     finally:
+        gate.set()
         store.close()
 
 

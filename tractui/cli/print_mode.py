@@ -39,7 +39,7 @@ from tractui.core.events import (
 from tractui.core.inert import json_text
 from tractui.errors import OutputError, StoreError, UserError
 from tractui.providers.demo import DemoProvider
-from tractui.store.history import HistoryStore
+from tractui.store.history import Commit, HistoryStore
 from tractui.tools.setup import build_toolbox
 from tractui.tools.toolbox import Toolbox
 
@@ -203,6 +203,14 @@ def _tool_line(state: ToolCallState, conv: Conversation, printer: _Printer, outc
     )
 
 
+def _last_reply(store: HistoryStore, session_id: str | None, options: CliOptions) -> Commit | None:
+    """The continued session's last reply, whose setup it goes on with unless the command line chose one."""
+    if session_id is None or options.chose_setup:
+        return None
+    store.see_head(session_id)
+    return store.last_reply(session_id)
+
+
 def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal | None = None) -> int:
     out = out or Terminal(sys.stdout)
     err = err or Terminal(sys.stderr)
@@ -210,11 +218,12 @@ def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal
     if not prompt.strip():
         err.write("tractui: -p needs a prompt\n")
         return EXIT_USAGE
-    try:
-        startup = resolve_startup(options)
-    except UserError as exc:
-        err.write(f"tractui: {exc}\n")
-        return EXIT_USAGE
+    if not options.continue_:
+        try:
+            startup = resolve_startup(options)  # a bad flag is found before the history is opened
+        except UserError as exc:
+            err.write(f"tractui: {exc}\n")
+            return EXIT_USAGE
     try:
         store = HistoryStore(history_path())
     except StoreError as exc:
@@ -222,6 +231,12 @@ def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal
         return EXIT_PROVIDER
     with store:
         session_id = store.latest_session() if options.continue_ else None
+        if options.continue_:
+            try:
+                startup = resolve_startup(options, last_reply=_last_reply(store, session_id, options))
+            except UserError as exc:
+                err.write(f"tractui: {exc}\n")
+                return EXIT_USAGE
         # --json prints once at the end: pacing the demo's words would only make the caller wait
         unpaced = DemoProvider(startup.config, pace=0) if options.json and startup.config.provider == "demo" else None
         conv = Conversation(

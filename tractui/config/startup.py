@@ -1,7 +1,7 @@
 """What a run starts with: provider, model and settings, from config, profile and flags.
 
 Layers, each over the one before: ``config.toml``'s default profile (or
-``--profile NAME``), then ``--provider/--model/--base-url/--api-key-env``, then
+``--profile NAME``, or a resumed session's own setup: ``config.resumed``), then ``--provider/--model/--base-url/--api-key-env``, then
 ``--set KEY=VALUE``. With nothing configured the offline demo runs, with a
 notice saying how to connect a real model. Used by print mode and the app.
 
@@ -14,16 +14,20 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tractui.config.app_config import load_app_config
 from tractui.config.files import validated
 from tractui.config.mcp import McpConfig
 from tractui.config.options import CliOptions
 from tractui.config.profiles import Profile, ProfileStore
+from tractui.config.resumed import Followed, describe, follow
 from tractui.core.settings import Settings
 from tractui.errors import ProfileError, SettingError, StartupError
 from tractui.providers.config import PROVIDERS, ProviderConfig, key_env_name
+
+if TYPE_CHECKING:
+    from tractui.store.history import Commit
 
 DEMO = ProviderConfig(provider="demo", model="demo")
 DEMO_NOTICE = (
@@ -45,26 +49,43 @@ class Startup:
 
 
 def resolve_startup(
-    options: CliOptions, *, config_dir: Path | None = None, store: ProfileStore | None = None
+    options: CliOptions,
+    *,
+    config_dir: Path | None = None,
+    store: ProfileStore | None = None,
+    last_reply: Commit | None = None,
 ) -> Startup:
-    """Resolve what the command line chose into what the run starts with."""
+    """Resolve what the command line chose into what the run starts with; a resumed session
+    whose ``last_reply`` is given goes on with that reply's setup unless the command line chose one."""
     store = store or ProfileStore(config_dir)
     app = load_app_config(config_dir)
     warnings = [f"config.toml: unknown key '{key}' ignored" for key in app.unknown_keys]
     name, provider = options.profile, options.provider
-    profile: Profile | None = None
-    if name:
-        profile = store.load(name)
-    elif app.default_profile and not provider:
+    followed = follow(last_reply, store) if last_reply is not None and not options.chose_setup else Followed()
+    default: Profile | None = None
+    if not name and not provider and app.default_profile and followed.profile is None:
         try:
-            profile = store.load(app.default_profile)
+            default = store.load(app.default_profile)
         except ProfileError as err:
             warnings.append(f"default profile not loaded, using the demo: {err}")
+    profile = store.load(name) if name else followed.profile or default
+    endpoint = followed.endpoint
+    if endpoint is not None and default is not None and _same_endpoint(default.provider_config(), endpoint):
+        endpoint = None  # the default profile is where the last reply came from: its settings too
+    if endpoint is not None:
+        profile = None
     if profile is not None:
         warnings.extend(profile.warnings)
     notices = list(warnings)
 
-    config = _config(profile, provider, options)
+    config = endpoint or _config(profile, provider, options)
+    if followed.failed is not None:
+        warnings.append(f"{followed.failed}; staying on {_where(profile, config)}")
+        notices.append(warnings[-1])
+    elif (followed.profile is not None and followed.profile.name != app.default_profile) or (
+        endpoint is not None and (not _same_endpoint(endpoint, DEMO) or app.default_profile)
+    ):
+        notices.append(f"continuing with {_where(profile, config)}, where this session's last reply came from")
     settings = profile.make_settings() if profile is not None else Settings()
     for item in options.sets:
         key, sep, value = item.partition("=")
@@ -83,6 +104,14 @@ def resolve_startup(
             warnings.append(warning)
             notices.append(warning)
     return Startup(config, settings, profile.name if profile else None, app.theme, notices, warnings, app.mcp, servers)
+
+
+def _same_endpoint(a: ProviderConfig, b: ProviderConfig) -> bool:
+    return (a.provider, a.model, a.base_url) == (b.provider, b.model, b.base_url)
+
+
+def _where(profile: Profile | None, config: ProviderConfig) -> str:
+    return f"profile '{profile.name}'" if profile is not None else describe(config)
 
 
 def missing_key_notice(config: ProviderConfig) -> str | None:

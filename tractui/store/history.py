@@ -138,6 +138,7 @@ def _rows_to_commits(rows: list[tuple[Any, ...]]) -> list[Commit]:
 
 
 SESSIONS_KEPT = 4  # sessions whose commits stay in memory: a window reads one or two
+REPLY_LOOKBACK = 16  # commits read back from a head for its last reply before the whole branch
 
 
 @dataclass(slots=True)
@@ -184,6 +185,14 @@ class HistoryStore:
         else:
             self._heads[session_id] = head
         return head
+
+    def last_reply(self, session_id: str) -> Commit | None:
+        """The newest reply on the session's branch at ``seen_head``: where a resumed session
+        goes on from. Its end is read alone; the whole branch only when that end holds none."""
+        end = self.seen_chain(session_id, last=REPLY_LOOKBACK)
+        if len(end) == REPLY_LOOKBACK and not any(c.kind == "assistant" for c in end):
+            end = self.seen_chain(session_id)
+        return next((c for c in reversed(end) if c.kind == "assistant"), None)
 
     def close(self) -> None:
         self._conn.close()

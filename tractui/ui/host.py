@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, assert_never
 from tractui.config.app_config import update_app_config
 from tractui.config.paths import data_dir
 from tractui.config.profiles import Profile, ProfileStore
+from tractui.config.resumed import describe, follow
 from tractui.conversation import commands
 from tractui.core.settings import Settings, closest
 from tractui.core.urls import public_url
 from tractui.errors import UserError
-from tractui.providers.config import PROVIDERS, ProviderConfig
+from tractui.providers.config import ProviderConfig
 from tractui.providers.models import ModelInfo, ModelListError
 from tractui.ui.sanitize import sanitize
 
@@ -169,53 +170,34 @@ class CommandHost:
         await self.follow_session_profile()
 
     async def follow_session_profile(self) -> None:
-        """A resumed session goes on with the profile its last reply came from, when that
-        is not the current one and still loads; if it does not, one line says so."""
+        """An opened session goes on with the profile its last reply came from, or the endpoint
+        stamped on it (``config.resumed``), when that is not the current one; if its profile no
+        longer loads, one line says so."""
         conversation = self.chat.conversation
         last = next((c for c in reversed(conversation.history()) if c.kind == "assistant"), None)
-        if last is None:
+        if last is None or (last.profile and last.profile == conversation.profile_name):
             return
-        name = last.profile
-        if not name:
-            await self._follow_endpoint(last.content.metadata)
-            return
-        if name == conversation.profile_name:
-            return
-        try:
-            profile = self.profiles.load(name)
-        except UserError as err:
-            current = conversation.profile_name or conversation.config.provider
-            await self.chat.note(
-                f"this session's replies came from profile '{name}', which does not load ({err}); staying on {current}",
-                error=True,
-            )
-            return
-        result = commands.switch(profile, self, f"switched to profile '{name}', which this session's replies came from")
-        await self.chat.note(result.message, error=result.error)
-
-    async def _follow_endpoint(self, stamps: dict[str, object]) -> None:
-        """The last reply came from no profile (``--provider``/``--base-url``/``--model``, ``/model``):
-        go on with the provider, model and endpoint recorded with it, the key from the variable it named."""
-        conversation = self.chat.conversation
-        provider, model = stamps.get("provider"), stamps.get("model")
-        base_url, key_env = stamps.get("base_url"), stamps.get("api_key_env", conversation.config.api_key_env)
-        if not isinstance(provider, str) or not isinstance(model, str) or provider not in PROVIDERS:
-            return
-        config = ProviderConfig(
-            provider,
-            model,
-            base_url=base_url if isinstance(base_url, str) else None,
-            api_key_env=key_env if isinstance(key_env, str) or key_env is None else None,
-        )
+        followed = follow(last, self.profiles)
         current = conversation.config
-        if (provider, model) == (current.provider, current.model) and base_url == public_url(
-            conversation.provider.base_url
+        if followed.failed is not None:
+            await self.chat.note(
+                f"{followed.failed}; staying on {conversation.profile_name or current.provider}", error=True
+            )
+        elif followed.profile is not None:
+            result = commands.switch(
+                followed.profile,
+                self,
+                f"switched to profile '{followed.profile.name}', which this session's replies came from",
+            )
+            await self.chat.note(result.message, error=result.error)
+        elif (config := followed.endpoint) is not None and (config.provider, config.model, config.base_url) != (
+            current.provider,
+            current.model,
+            public_url(conversation.provider.base_url),
         ):
-            return
-        conversation.switch_profile(config, conversation.settings, None, conversation.mcp_servers)
-        self.chat.profile_switched()
-        where = f" at {config.base_url}" if config.base_url else ""
-        await self.chat.note(f"continuing with {provider} · {model}{where}, where this session's last reply came from")
+            conversation.switch_profile(config, conversation.settings, None, conversation.mcp_servers)
+            self.chat.profile_switched()
+            await self.chat.note(f"continuing with {describe(config)}, where this session's last reply came from")
 
     async def _do_retry(self, _: str) -> None:
         if await self._busy():

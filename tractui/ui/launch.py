@@ -42,23 +42,26 @@ def _prepare(options: CliOptions) -> tuple[TractApp, HistoryStore] | int:
     """The app and its open history, or the exit code of a bad flag, profile or session."""
     from tractui.config.paths import history_path
     from tractui.config.startup import resolve_startup
-    from tractui.errors import StoreError, UserError
+    from tractui.errors import UserError
     from tractui.store.history import HistoryStore
 
+    store: HistoryStore | None = None
+    session_id: str | None = None
+    chain: Callable[[int | None], list[Commit]] | None = None
     try:
-        startup = resolve_startup(options)
-        store = HistoryStore(history_path())
+        last_reply = None
+        if options.resumes:  # the session first: it goes on with its own setup
+            store = HistoryStore(history_path())
+            session_id = store.resolve_session(options.resume or None)
+            chain = opened(store, session_id)
+            last_reply = None if options.chose_setup else store.last_reply(session_id)
+        startup = resolve_startup(options, last_reply=last_reply)
+        store = store or HistoryStore(history_path())
     except UserError as err:
+        if store is not None:
+            store.close()
         print(f"tractui: {err}", file=sys.stderr)
         return 2
-    session_id: str | None = None
-    if options.resumes:
-        try:
-            session_id = store.resolve_session(options.resume or None)
-        except StoreError as err:
-            store.close()
-            print(f"tractui: {err}", file=sys.stderr)
-            return 2
     from tractui.ui.app import TractApp
     from tractui.ui.heap import Heap
     from tractui.ui.pending import PendingConversation
@@ -68,8 +71,7 @@ def _prepare(options: CliOptions) -> tuple[TractApp, HistoryStore] | int:
         startup.settings,
         startup.profile_name,
         lambda: _conversation(store, startup, session_id),
-        follow_session_profile=session_id is not None and not options.chose_setup,
-        opened=opened(store, session_id) if session_id is not None else None,
+        opened=chain,
     )
     app = TractApp(pending, notices=startup.notices, theme=startup.theme, heap=Heap(enabled=True))
     return app, store

@@ -24,7 +24,6 @@ class PendingConversation:
     settings: Settings
     profile_name: str | None
     build: Callable[[], Conversation]
-    follow_session_profile: bool = False  # resumed with no --profile or --provider: take the session's own
     # the session opened (-c, --resume) as the conversation will hold it: ``chain(last)``
     opened: Callable[[int | None], list[Commit]] | None = None
 

@@ -182,7 +182,6 @@ class ChatScreen(Screen[None]):
         then load the tokenizer, show the gauge, draw the rest of the first screens and handle
         what was typed meanwhile: the first frame never waits, and the newest message neither
         for the conversation's imports nor for the tokenizer."""
-        follow = False
         pending = self._pending
         opened = pending.opened if pending is not None else None
         if opened is not None:
@@ -191,7 +190,6 @@ class ChatScreen(Screen[None]):
         if pending is not None:
             self._conversation = await asyncio.to_thread(pending.build)
             self._watch_settings()
-            follow = pending.follow_session_profile
         if opened is None:
             await self.show_history(initial=True)
             await self.frames.painted()  # before the tokenizer's load, as above
@@ -206,8 +204,6 @@ class ChatScreen(Screen[None]):
         self._refresh_footer()  # the gauge before the messages above the newest: it is always in view
         self._gauged = True
         await self.show_earlier()
-        if follow:
-            await self.host.follow_session_profile()
         self._settle_heap()  # the session as read, counted and drawn
         await self._drain()
         self._prepare_next(settle=True)
