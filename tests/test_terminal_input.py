@@ -108,6 +108,16 @@ def test_a_byte_that_is_not_utf8_stays_in_the_prompt_as_a_replacement_character(
     assert app.end() == "typed caf\ufffd \ufffd\ufffd and afteré, split"
 
 
+def test_a_kitty_key_outside_unicode_is_ignored_and_keys_after_it_still_arrive(app: App) -> None:
+    """``CSI 1114112 u`` (a code point past U+10FFFF) stopped Textual's parser for good: no key
+    was read after it. It is ignored now, and what follows is typed."""
+    app.write(b"\x1b[1114112u")
+    app.write(b"and after")
+    assert app.shows(b"and after", 15), "keys after the sequence never arrived"
+    assert app.proc.poll() is None and b"Traceback" not in app.seen
+    assert app.end() == "typed and after"
+
+
 def test_a_pasted_text_with_escape_sequences_reaches_the_prompt_whole_and_in_order(app: App) -> None:
     app.write(f"{START}{COLOURED}{END}".encode())
     assert app.shows(b"at line 3", 15)

@@ -550,3 +550,19 @@ def test_whole_pastes_parses_as_textuals_parser_where_no_esc_is_pasted(data: str
         return found
 
     assert events_of(internals.WholePastes()) == events_of(XTermParser()), MOVED + "XTermParser.parse"
+
+
+def test_a_kitty_key_outside_unicode_is_no_key_and_the_parser_reads_on():
+    """Textual's parser raised on ``CSI 1114112 u`` (``chr`` out of range) and, a generator, never
+    read another key; ``WholePastes`` reads it as no key. Textual still reads kitty keys through
+    the method it overrides."""
+    from textual import events
+
+    parser = internals.WholePastes()
+    found = [
+        event.key
+        for data in ("\x1b[1114112u", "\x1b[97;1;99999999999999999999u", "a", "\x1b[97;5u")
+        for event in parser.feed(data)
+        if isinstance(event, events.Key)
+    ]
+    assert [key for key in found if key != "<ignore>"] == ["a", "ctrl+a"], MOVED + "XTermParser._parse_extended_key"

@@ -38,6 +38,7 @@ from textual._spatial_map import SpatialMap
 from textual._xterm_parser import BRACKETED_PASTE_END, BRACKETED_PASTE_START, XTermParser
 from textual.containers import Vertical
 from textual.drivers.linux_driver import LinuxDriver
+from textual.keys import Keys
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets._markdown import MarkdownBullet
@@ -491,6 +492,16 @@ class WholePastes(XTermParser):
             for character in end:
                 awaiting = inner.send(character)
             handing_back = False
+
+    def _parse_extended_key(self, sequence: str) -> list[events.Key] | None:
+        """Textual's reading of a kitty keyboard sequence, except that one naming a code point
+        outside Unicode (only a broken terminal sends it) is ignored, as Textual ignores the
+        sequences it maps to nothing: its ``chr`` raised, and its parser, a generator, stopped
+        for good, so that no key was read again."""
+        try:
+            return super()._parse_extended_key(sequence)
+        except (ValueError, OverflowError):
+            return [events.Key(Keys.Ignore, sequence)]
 
 
 def _replacing_decoder(encoding: str) -> Callable[[], codecs.IncrementalDecoder]:
