@@ -493,7 +493,7 @@ class WholePastes(XTermParser):
                 awaiting = inner.send(character)
             handing_back = False
 
-    def _parse_extended_key(self, sequence: str) -> list[events.Key] | None:
+    def _parse_extended_key(self, sequence: str) -> list[events.Key] | None:  # type: ignore[override]  # theirs is lru_cache-wrapped
         """Textual's reading of a kitty keyboard sequence, except that one naming a code point
         outside Unicode (only a broken terminal sends it) is ignored, as Textual ignores the
         sequences it maps to nothing: its ``chr`` raised, and its parser, a generator, stopped
