@@ -29,6 +29,7 @@ def configure(tmp_path: Path, servers: dict[str, dict[str, object]]) -> dict[str
 
 TEST_SERVER = {"command": sys.executable, "args": [str(HERE / "mcp_test_server.py")]}
 DEMO_SERVER = {"command": sys.executable, "args": ["-m", "tractui.tools.demo_server"]}
+RAW_SERVER = {"command": sys.executable, "args": [str(HERE / "mcp_raw_server.py")], "timeout": 20}
 
 
 async def tractui(env: dict[str, str], *args: str) -> tuple[int, str, str]:
@@ -164,3 +165,26 @@ async def test_sigkill_mid_call_leaves_a_session_that_goes_on_whole(tmp_path, lo
     sent = loopback.requests[-1].json["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant", "tool", "user"]
     assert sent[2]["content"].startswith("no result was recorded")
+
+
+async def test_a_server_answering_with_a_lone_surrogate_escape_is_read_with_a_replacement_character(tmp_path, loopback):
+    """A Python server listing a file name that is not UTF-8 writes ``"caf\\udce9.txt"``: the SDK
+    could not parse the line, logged a traceback (on print mode's stderr) and the call waited for its
+    timeout. The line is read with U+FFFD now; a line on stdout that is not JSON-RPC at all is
+    noted in the server's log, and the call it came before still gets its answer."""
+    env = configure(tmp_path, {"raw": RAW_SERVER})
+    model = StrictChat(
+        [
+            Step("list", calls=[("raw__listing", {}), ("raw__chatty", {})]),
+            Step("ok", text="Two files."),
+        ]
+    )
+    loopback.default = model
+    code, out, err = await tractui(env, "-p", "what files?", *provider_flags(loopback), "--allow-all-tools")
+    assert code == 0, err
+    assert out.strip() == "Two files." and model.refusals == []
+    assert "Traceback" not in err and "Failed to parse" not in err
+    sent = [m for m in loopback.requests[-1].json["messages"] if m["role"] == "tool"]
+    assert [m["content"] for m in sent] == ["caf\ufffd.txt notes.md", "chatted"]
+    log = (tmp_path / "d" / "mcp" / "raw.log").read_text(encoding="utf-8")
+    assert "tractui: a message from the server could not be read: " in log and "starting the chatty" in log

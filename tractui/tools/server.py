@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import os
 import re
@@ -122,13 +123,15 @@ class McpConnection:
 
         from tractui import __version__
 
+        _quiet_sdk()
+
         closed = anyio.Event()
         self.log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with open(self.log_path, "a", encoding="utf-8") as errlog, anyio.fail_after(CONNECT_TIMEOUT) as scope:
             errlog.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} tractui starts {self.name}\n")
             errlog.flush()
             async with Client(
-                _Watched(self._transport(errlog), closed),
+                _Watched(self._transport(errlog), closed, errlog),
                 cache=None,
                 client_info=Implementation(name="tractui", version=__version__),
                 message_handler=self._on_message,
@@ -228,6 +231,15 @@ class McpConnection:
             await asyncio.sleep(0.02)
 
 
+def _quiet_sdk() -> None:
+    """Give the SDK's logger a handler that drops: with none, Python prints what it logs on stderr
+    (a traceback for each line it could not parse, across print mode's output). What it could
+    not parse goes to the server's log instead (``_WatchedRead``)."""
+    logger = logging.getLogger("mcp")
+    if not logger.handlers:
+        logger.addHandler(logging.NullHandler())
+
+
 async def _list_all(client: Client) -> list[Tool]:
     tools: list[Tool] = []
     cursor: str | None = None
@@ -262,33 +274,59 @@ async def _http(open_client: Callable[..., Any], url: str, http: Any) -> AsyncIt
 
 class _Watched:
     """The transport, with its read stream watched: the server's end is noticed at once, not
-    at the next call."""
+    at the next call; and what the SDK could not read is mended or logged (``_WatchedRead``)."""
 
-    def __init__(self, transport: Any, closed: Any) -> None:
+    def __init__(self, transport: Any, closed: Any, errlog: Any) -> None:
         self._transport = transport
         self._closed = closed
+        self._errlog = errlog
 
     async def __aenter__(self) -> tuple[Any, Any]:
         read, write = await self._transport.__aenter__()
-        return _WatchedRead(read, self._closed), write
+        return _WatchedRead(read, self._closed, self._errlog), write
 
     async def __aexit__(self, *exc: Any) -> Any:
         return await self._transport.__aexit__(*exc)
 
 
 class _WatchedRead:
-    def __init__(self, inner: Any, closed: Any) -> None:
+    """The SDK's read stream. A line it could not parse comes as an exception (and the SDK
+    ignores it: a call answered by that line waits for its timeout). One whose only fault is a
+    lone surrogate escape (``"\\udce9"``: what Python's ``json.dumps`` writes for a file name
+    that is not UTF-8) is read again with each replaced by U+FFFD; any other goes to the
+    server's log as one line."""
+
+    def __init__(self, inner: Any, closed: Any, errlog: Any) -> None:
         self._inner = inner
         self._closed = closed
+        self._errlog = errlog
 
     async def receive(self) -> Any:
         import anyio
 
         try:
-            return await self._inner.receive()
+            item = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
             self._closed.set()
             raise
+        return self._mended(item) if isinstance(item, Exception) else item
+
+    def _mended(self, failure: Exception) -> Any:
+        from mcp import types
+        from mcp.shared.message import SessionMessage
+        from pydantic import ValidationError
+
+        from tractui.core.surrogates import loads
+
+        errors = failure.errors() if isinstance(failure, ValidationError) else []
+        line = errors[0].get("input") if len(errors) == 1 and errors[0]["type"] == "json_invalid" else None
+        if isinstance(line, str) and ("\\ud" in line or "\\uD" in line):
+            with contextlib.suppress(ValueError):
+                return SessionMessage(types.jsonrpc_message_adapter.validate_python(loads(line), by_name=False))
+        with contextlib.suppress(OSError, ValueError):
+            self._errlog.write(f"tractui: a message from the server could not be read: {one_line(str(failure))}\n")
+            self._errlog.flush()
+        return failure
 
     async def aclose(self) -> None:
         await self._inner.aclose()
