@@ -218,12 +218,11 @@ def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal
     if not prompt.strip():
         err.write("tractui: -p needs a prompt\n")
         return EXIT_USAGE
-    if not options.continue_:
-        try:
-            startup = resolve_startup(options)  # a bad flag is found before the history is opened
-        except UserError as exc:
-            err.write(f"tractui: {exc}\n")
-            return EXIT_USAGE
+    try:
+        startup = resolve_startup(options)  # a bad flag is found before the history is opened
+    except UserError as exc:
+        err.write(f"tractui: {exc}\n")
+        return EXIT_USAGE
     try:
         store = HistoryStore(history_path())
     except StoreError as exc:
@@ -231,12 +230,8 @@ def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal
         return EXIT_PROVIDER
     with store:
         session_id = store.latest_session() if options.continue_ else None
-        if options.continue_:
-            try:
-                startup = resolve_startup(options, last_reply=_last_reply(store, session_id, options))
-            except UserError as exc:
-                err.write(f"tractui: {exc}\n")
-                return EXIT_USAGE
+        if (last_reply := _last_reply(store, session_id, options)) is not None:
+            startup = resolve_startup(options, last_reply=last_reply)  # flags checked above; the session's setup
         # --json prints once at the end: pacing the demo's words would only make the caller wait
         unpaced = DemoProvider(startup.config, pace=0) if options.json and startup.config.provider == "demo" else None
         conv = Conversation(
