@@ -142,29 +142,12 @@ async def test_continue_makes_multi_turn_from_the_shell(tmp_path, loopback):
         "Nice to meet you, Ada.",
         "Who am I?",
     ]
-
-
-async def test_continue_with_no_setup_chosen_goes_on_with_the_sessions_own(tmp_path, loopback):
-    """``-p -c "…"`` alone asks the model the session's last reply came from, not the demo."""
-    loopback.add(openai_chat_reply("Nice to meet you, Ada."), openai_chat_reply("You are Ada."))
-    common = (
-        "--provider",
-        "openai",
-        "--model",
-        "m",
-        "--base-url",
-        loopback.url + "/v1",
-        "--api-key-env",
-        "PRINT_TEST_KEY",
-    )
-    code1, _, _ = await run_cli(tmp_path, "-p", "I am Ada", "--json", *common)
-    code2, out2, err2 = await run_cli(tmp_path, "-p", "Who am I?", "-c", "--json")
-    assert (code1, code2) == (0, 0), err2
-    assert json.loads(out2)["text"] == "You are Ada."
-    assert loopback.requests[1].json["model"] == "m"
-    assert (
-        loopback.requests[1].headers["authorization"] == f"Bearer {KEY}"
-    )  # the key from the variable the session named
+    # no flags: the session goes on with the endpoint its last reply came from, not the demo
+    loopback.add(openai_chat_reply("Still Ada."))
+    code3, out3, err3 = await run_cli(tmp_path, "-p", "And now?", "-c", "--json")
+    assert code3 == 0, err3
+    assert json.loads(out3)["text"] == "Still Ada." and loopback.requests[2].json["model"] == "m"
+    assert loopback.requests[2].headers["authorization"] == f"Bearer {KEY}"  # from the variable the session named
 
 
 async def test_provider_error_exits_1_with_message_on_stderr(tmp_path, loopback):

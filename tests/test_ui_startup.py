@@ -235,6 +235,19 @@ def started(argv: list[str], gate: threading.Event) -> tuple[TractApp, HistorySt
     return app, store
 
 
+async def session_under(tmp_path: Path, profile: str) -> None:
+    """A profile ``profile`` (the demo, model ``demo-2``) and a session whose reply came from it."""
+    from tractui.config.profiles import ProfileStore
+
+    ProfileStore().save(profile, dataclasses.replace(DEMO, model="demo-2"), Settings())
+    (tmp_path / "data").mkdir(exist_ok=True)
+    with HistoryStore(tmp_path / "data" / "history.db") as store:
+        first = Conversation(store, Settings(), DEMO, provider=DemoProvider(DEMO, pace=0), profile_name=profile)
+        async for _ in first.send(f"asked under {profile}"):
+            pass
+        await first.aclose()
+
+
 def footer_where(app: TractApp) -> str:
     return str(app.query_one(GaugeFooter).query_one("#footer-where").render())
 
@@ -244,15 +257,8 @@ async def test_a_session_resumed_from_the_command_line_shows_its_profile_from_th
     """``-c`` goes on with the profile the session's last reply came from, named in the footer
     before the conversation is built (it said ``demo`` until the first gauge); a setup chosen
     on the command line wins."""
-    from tractui.config.profiles import ProfileStore
 
-    ProfileStore().save("mine", dataclasses.replace(DEMO, model="demo-2"), Settings())
-    (tmp_path / "data").mkdir(exist_ok=True)
-    with HistoryStore(tmp_path / "data" / "history.db") as store:
-        first = Conversation(store, Settings(), DEMO, provider=DemoProvider(DEMO, pace=0), profile_name="mine")
-        async for _ in first.send("asked under mine"):
-            pass
-        await first.aclose()
+    await session_under(tmp_path, "mine")
     gate = threading.Event()
     app, store = started(argv, gate)
     try:
@@ -275,13 +281,7 @@ async def test_a_session_resumed_from_the_command_line_shows_its_profile_from_th
 async def test_a_resumed_session_whose_profile_no_longer_loads_says_so_and_stays(tmp_path):
     from tractui.config.profiles import ProfileStore
 
-    ProfileStore().save("gone", dataclasses.replace(DEMO, model="demo-2"), Settings())
-    (tmp_path / "data").mkdir(exist_ok=True)
-    with HistoryStore(tmp_path / "data" / "history.db") as store:
-        first = Conversation(store, Settings(), DEMO, provider=DemoProvider(DEMO, pace=0), profile_name="gone")
-        async for _ in first.send("asked under gone"):
-            pass
-        await first.aclose()
+    await session_under(tmp_path, "gone")
     ProfileStore().path_for("gone").write_text("provider = [", encoding="utf-8")
     gate = threading.Event()
     gate.set()
