@@ -132,6 +132,48 @@ async def test_temperature_dropped_while_reasoning_with_one_notice(loopback: Loo
     assert body["temperature"] == 0.7 and "reasoning" not in body and "include" not in body
 
 
+GPT6 = "low,medium,high,xhigh,max"  # GPT-6.2 takes no effort none
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ({"reasoning__efforts": GPT6}, {"effort": "low", "summary": "auto"}),
+        ({"reasoning__efforts": GPT6, "reasoning__effort": "high"}, {"effort": "low", "summary": "auto"}),
+        ({"reasoning__efforts": "none,low,medium", "reasoning__off": "never"}, {"effort": "low", "summary": "auto"}),
+        ({"reasoning__off": "never"}, {"effort": "low", "summary": "auto"}),
+        ({"reasoning__efforts": "none,low,medium,high,xhigh"}, {"effort": "none"}),
+        ({}, None),
+    ],
+)
+async def test_reasoning_off_goes_as_none_or_as_the_lowest_effort_the_model_takes(
+    loopback: LoopbackServer, extra: dict[str, Any], expected: dict[str, Any] | None
+) -> None:
+    """A model that cannot turn reasoning off (no effort none, or reasoning.off never) reasons at its
+    lowest effort, with one note; its encrypted reasoning is still asked for (a tool loop needs it
+    back) and temperature still left out. Effort none is no reasoning: temperature goes."""
+    provider = make(loopback, "openai-responses", "gpt-6.2-astra", "/v1")
+    notices = []
+    for _ in range(2):
+        loopback.add(sse(SMALL))
+        config = settings(reasoning__enabled=False, temperature=0.7, **extra)
+        async for event in provider.stream([Content.human("hi")], config):
+            if isinstance(event, Notice):
+                notices.append(event.message)
+    await provider.aclose()
+    body = loopback.requests[-1].json
+    assert body.get("reasoning") == expected
+    if expected is None:
+        assert notices == [] and body["temperature"] == 0.7 and "include" not in body
+    elif expected["effort"] == "none":  # no reasoning: OpenAI takes sampling parameters again
+        assert notices == [] and body["temperature"] == 0.7
+    else:
+        why = "reasoning.off never" if "reasoning__off" in extra else "reasoning.efforts has no none"
+        note = f"this model cannot turn reasoning off ({why}): it reasons at effort low"
+        assert notices == [note, TEMPERATURE_NOTICE]
+        assert body["include"] == ["reasoning.encrypted_content"] and "temperature" not in body
+
+
 # -- reasoning sent back -----------------------------------------------------------
 def own_turn(model: str = MODEL) -> Content:
     return Content(

@@ -101,6 +101,12 @@ def map_effort(requested: str | None, accepted: tuple[str, ...] | None) -> str |
     return above[0] if above else accepted[-1]
 
 
+def lowest_effort(accepted: tuple[str, ...] | None) -> str:
+    """The least reasoning a model that cannot turn it off takes: the first of its efforts that is
+    not ``none``, or ``low`` when no list says."""
+    return next((e for e in accepted or () if e != "none"), "low")
+
+
 def estimate_thinking_tokens(contents: Sequence[Content], counter: TokenCounter | None = None) -> int:
     """Visible thinking tokens in ``contents``, by the real tokenizer (hidden thinking counts 0)."""
     counter = counter or TokenCounter()

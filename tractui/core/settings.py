@@ -117,8 +117,8 @@ SPECS: tuple[SettingSpec, ...] = (
         "reasoning.off",
         "enum",
         "disabled",
-        "How Anthropic turns thinking off: disabled, between_tools (Claude Sonnet 5.5), or never (Opus 5.5, "
-        "Fable 5.1 and later: sent at the lowest effort).",
+        "How the model turns thinking off: disabled, between_tools (Claude Sonnet 5.5), or never (Claude Opus "
+        "5.5, Fable 5.1 and later, GPT-6.2: sent at the lowest effort).",
         choices=("disabled", "between_tools", "never"),
     ),
     _spec(

@@ -26,7 +26,7 @@ from tractui.core.events import (
     ToolCallDelta,
     UsageEvent,
 )
-from tractui.core.reasoning import map_effort
+from tractui.core.reasoning import lowest_effort, map_effort
 from tractui.core.settings import Settings
 from tractui.core.surrogates import loads
 from tractui.core.tokens import TokenCounter
@@ -208,11 +208,6 @@ def binds_thinking(model: str) -> bool:
     refused with "The block is bound to a different conversation", and again at every later turn
     while the block is in the history."""
     return model.startswith("claude-") and keeps_earlier_thinking(model)
-
-
-def lowest_effort(accepted: tuple[str, ...] | None) -> str:
-    """The least thinking the model takes: the first of its efforts (``none`` is not Anthropic's), or low."""
-    return next((e for e in accepted or () if e != "none"), "low")
 
 
 def off_note(settings: Settings) -> str | None:

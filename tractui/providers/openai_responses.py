@@ -23,7 +23,7 @@ from tractui.core.events import (
     ToolCallDelta,
     UsageEvent,
 )
-from tractui.core.reasoning import map_effort
+from tractui.core.reasoning import lowest_effort, map_effort
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
@@ -47,19 +47,47 @@ TEMPERATURE_NOTICE = "temperature is not sent while reasoning is on (OpenAI reas
 # -- request ------------------------------------------------------------------
 def reasoning_param(settings: Settings) -> dict[str, Any] | None:
     """``reasoning``: the effort (mapped onto ``reasoning.efforts``) and the summary detail. With
-    reasoning off, ``effort: none`` when the model takes it (GPT-5.1 and later), else nothing."""
+    reasoning off: ``effort: none`` where the model takes it (GPT-5.1 to 5.6); on a model that
+    cannot turn it off (GPT-6.2: its efforts have no ``none``, or ``reasoning.off never``) the
+    lowest effort it takes, as with reasoning on; nothing when no effort list says either."""
     view = settings.view
     if view.reasoning_mode == "none":
         return None
-    if not view.reasoning_enabled:
-        return {"effort": "none"} if view.reasoning_efforts and "none" in view.reasoning_efforts else None
+    if view.reasoning_enabled:
+        effort = map_effort(view.reasoning_effort, view.reasoning_efforts)
+    elif (effort := off_effort(settings)) in (None, "none"):
+        return {"effort": "none"} if effort else None
     param: dict[str, Any] = {}
-    effort = map_effort(view.reasoning_effort, view.reasoning_efforts)
     if effort:
         param["effort"] = effort
     if settings.view.reasoning_summary != "none":
         param["summary"] = settings.view.reasoning_summary
     return param
+
+
+def reasons(param: dict[str, Any] | None) -> bool:
+    """Whether a request with this ``reasoning`` has the model reason: OpenAI takes sampling
+    parameters only without reasoning (effort ``none``, or no reasoning parameter at all)."""
+    return param is not None and param.get("effort") != "none"
+
+
+def off_effort(settings: Settings) -> str | None:
+    """The effort that stands for reasoning off: ``none`` where the model takes it, the lowest it
+    takes where it cannot turn reasoning off, None (send nothing) when no list says."""
+    view = settings.view
+    efforts = view.reasoning_efforts
+    if view.reasoning_off != "never" and (not efforts or "none" in efforts):
+        return "none" if efforts else None
+    return lowest_effort(efforts)
+
+
+def off_note(settings: Settings) -> str | None:
+    """What is sent instead when reasoning is off on a model that cannot turn it off."""
+    view = settings.view
+    if view.reasoning_enabled or view.reasoning_mode == "none" or off_effort(settings) in (None, "none"):
+        return None
+    why = "reasoning.off never" if view.reasoning_off == "never" else "reasoning.efforts has no none"
+    return f"this model cannot turn reasoning off ({why}): it reasons at effort {off_effort(settings)}"
 
 
 def _reasoning_item(block: ThinkingBlock) -> dict[str, Any]:
@@ -371,7 +399,7 @@ class OpenAIResponsesProvider(Provider):
         if reasoning is not None:
             body["reasoning"] = reasoning
             body["include"] = ["reasoning.encrypted_content"]
-        elif settings.view.temperature is not None:
+        if settings.view.temperature is not None and not reasons(reasoning):
             body["temperature"] = settings.view.temperature
         if settings.view.max_tokens is not None:
             body["max_output_tokens"] = settings.view.max_tokens
@@ -398,9 +426,10 @@ class OpenAIResponsesProvider(Provider):
         )
 
     def notices(self, settings: Settings) -> list[str]:
-        if settings.view.temperature is None or reasoning_param(settings) is None:
-            return []
-        return self.note_once(TEMPERATURE_NOTICE)
+        notes = self.note_once(note) if (note := off_note(settings)) else []
+        if settings.view.temperature is None or not reasons(reasoning_param(settings)):
+            return notes
+        return notes + self.note_once(TEMPERATURE_NOTICE)
 
     def new_parser(self, settings: Settings) -> ResponsesParser:
         return ResponsesParser()
