@@ -408,6 +408,49 @@ class StrictGemini(Strict):
 # -- OpenAI Responses ---------------------------------------------------------------------------------
 RESPONSES_REASONING = "Item '{fc}' of type 'function_call' was provided without its required 'reasoning' item: '{rs}'."
 RESPONSES_OUTPUT = "No tool call found for function call output with call_id {call_id}."
+# An effort the model does not take: OpenAI's wording as openai-agents-python issue 2089 quotes it for
+# gpt-5.1 (2025-11-17); GPT-6's values as inspect_ai PR 5254 measured them on the live API (2026-09-04)
+RESPONSES_EFFORT = (
+    "Unsupported value: '{effort}' is not supported with the '{model}' model. Supported values are: {values}."
+)
+# sampling while the model reasons: the wording of modelparams.dev PR 356's top_p probe of gpt-6-astra (2026-09-05)
+RESPONSES_SAMPLING = "Unsupported parameter: '{name}' is not supported with this model."
+GPT6_EFFORTS = ("low", "medium", "high", "xhigh", "max")
+RESPONSES_EFFORTS: dict[str, tuple[str, ...]] = {  # the models' pages (GPT-6.2's full list: third parties)
+    "gpt-5.4": ("none", "low", "medium", "high", "xhigh"),
+    "gpt-6.2-astra": GPT6_EFFORTS,
+    "gpt-6.2-sol": GPT6_EFFORTS,
+}
+# "Starting with GPT-6.2, the Responses API drops reasoning items after mid-conversation edits to the
+# conversation history" (OpenAI, "Using GPT-6.2", read 2026-11-28): no error, the model reasons afresh.
+# Its prefix is what came before it; GPT-6.2 appends top-level instructions after the input, so they are
+# not part of it; a changed reasoning.effort or tool list is (OpenAI, "Keep the prefix unchanged").
+DROPS_AFTER_PREFIX_EDIT = ("gpt-6.2-",)
+
+
+def _quoted(values: tuple[str, ...]) -> str:
+    return ", ".join(f"'{v}'" for v in values[:-1]) + f", and '{values[-1]}'"
+
+
+def _responses_prefix(body: Any, items: list[Any]) -> str:
+    return json.dumps([body.get("tools"), (body.get("reasoning") or {}).get("effort"), items], sort_keys=True)
+
+
+def responses_parameters(body: Any) -> str | None:
+    """A Responses request's parameters against the model's own rules, where the table says them:
+    the efforts it takes, and no sampling parameters while it reasons (any effort but none; always,
+    on a model without none)."""
+    taken = RESPONSES_EFFORTS.get(body.get("model", ""))
+    if taken is None:
+        return None
+    effort = (body.get("reasoning") or {}).get("effort")
+    if effort is not None and effort not in taken:
+        return RESPONSES_EFFORT.format(effort=effort, model=body["model"], values=_quoted(taken))
+    reasons = effort != "none" if effort is not None else "none" not in taken
+    sampling = next((name for name in ("temperature", "top_p") if name in body), None)
+    if reasons and sampling is not None:
+        return RESPONSES_SAMPLING.format(name=sampling)
+    return None
 
 
 @dataclass
@@ -416,21 +459,32 @@ class StrictResponses(Strict):
     encrypted: dict[str, str] = field(default_factory=dict)  # reasoning item id -> encrypted content
     by_call: dict[str, str] = field(default_factory=dict)  # call_id -> its reasoning item id
     degraded: list[str] = field(default_factory=list)  # calls sent back without their reasoning (accepted, worse)
+    made_under: dict[str, str] = field(default_factory=dict)  # reasoning item id -> the prefix it followed
+    prefix_drops: list[str] = field(default_factory=list)  # reasoning items dropped after a prefix edit (GPT-6.2)
 
     def check(self, body: Any) -> str | None:
         if body.get("store") is not False:
             return "store must be false for this test: reasoning comes back as encrypted content"
+        if (problem := responses_parameters(body)) is not None:
+            return problem
+        drops = str(body["model"]).startswith(DROPS_AFTER_PREFIX_EDIT)
         seen_reasoning: set[str] = set()
+        lost: set[str] = set()
         calls: set[str] = set()
-        for item in body["input"]:
+        for k, item in enumerate(body["input"]):
             kind = item.get("type")
             if kind == "reasoning":
                 if self.encrypted.get(item.get("id", "")) != item.get("encrypted_content"):
                     return f"The encrypted content for item {item.get('id')} could not be verified."
                 seen_reasoning.add(item["id"])
+                made = self.made_under.get(item["id"])
+                if drops and made is not None and made != _responses_prefix(body, body["input"][:k]):
+                    self.prefix_drops.append(item["id"])
+                    lost.add(item["id"])
             elif kind == "function_call":
                 calls.add(item["call_id"])
-                if item["call_id"] in self.by_call and self.by_call[item["call_id"]] not in seen_reasoning:
+                reasoning = self.by_call.get(item["call_id"])
+                if reasoning is not None and (reasoning not in seen_reasoning or reasoning in lost):
                     self.degraded.append(item["call_id"])
                 needed = self.pairs.get(item.get("id", ""))
                 if needed is not None and needed not in seen_reasoning:
@@ -439,14 +493,23 @@ class StrictResponses(Strict):
                 return RESPONSES_OUTPUT.format(call_id=item["call_id"])
         return None
 
+    def refuse(self, message: str) -> Reply:
+        code = {"Unsupported value": "unsupported_value", "Unsupported parameter": "unsupported_parameter"}
+        found = next((c for prefix, c in code.items() if message.startswith(prefix)), None)
+        return error(400, {"error": {"message": message, "type": "invalid_request_error", "code": found}})
+
     def stream(self, step: Step, body: Any) -> Reply:
         n = next(self._ids)
         events: list[Any] = [{"type": "response.created", "response": {"id": f"resp_{n}", "model": body["model"]}}]
         output = 0
         rs = f"rs_{n:012d}"
-        if step.thinking:
-            encrypted = f"gAAAA{n:06d}" + "x" * 16
-            self.encrypted[rs] = encrypted
+        # effort none: no reasoning; without the include, reasoning items come without their content
+        thinks = bool(step.thinking) and (body.get("reasoning") or {}).get("effort") != "none"
+        if thinks:
+            done: dict[str, Any] = {"id": rs, "type": "reasoning", "summary": []}
+            if "reasoning.encrypted_content" in (body.get("include") or []):
+                done["encrypted_content"] = self.encrypted[rs] = f"gAAAA{n:06d}" + "x" * 16
+            self.made_under[rs] = _responses_prefix(body, body["input"])
             events.append(
                 {
                     "type": "response.output_item.added",
@@ -454,31 +517,22 @@ class StrictResponses(Strict):
                     "item": {"id": rs, "type": "reasoning", "summary": []},
                 }
             )
-            events.append(
-                {
-                    "type": "response.reasoning_summary_text.delta",
-                    "item_id": rs,
-                    "output_index": output,
-                    "summary_index": 0,
-                    "delta": step.thinking,
-                }
-            )
-            events.append(
-                {
-                    "type": "response.output_item.done",
-                    "output_index": output,
-                    "item": {
-                        "id": rs,
-                        "type": "reasoning",
-                        "encrypted_content": encrypted,
-                        "summary": [{"type": "summary_text", "text": step.thinking}],
-                    },
-                }
-            )
+            if (body.get("reasoning") or {}).get("summary"):
+                done["summary"] = [{"type": "summary_text", "text": step.thinking}]
+                events.append(
+                    {
+                        "type": "response.reasoning_summary_text.delta",
+                        "item_id": rs,
+                        "output_index": output,
+                        "summary_index": 0,
+                        "delta": step.thinking,
+                    }
+                )
+            events.append({"type": "response.output_item.done", "output_index": output, "item": done})
             output += 1
         for k, (name, arguments) in enumerate(step.calls):
             fc, call_id = f"fc_{n:06d}{k}", f"call_{n:06d}{k}"
-            if step.thinking:
+            if thinks:
                 self.pairs[fc] = rs
                 self.by_call[call_id] = rs
             item = {"id": fc, "type": "function_call", "call_id": call_id, "name": name, "arguments": ""}

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from loopback import FIXTURES, LoopbackServer, Reply, Request, encode_sse, error, json_body, openai_chat_reply, sse
 from replay import collect, make
-from strict_servers import ANTHROPIC_BUDGET_GONE, ANTHROPIC_CANNOT_DISABLE
+from strict_servers import ANTHROPIC_BUDGET_GONE, ANTHROPIC_CANNOT_DISABLE, RESPONSES_EFFORT, responses_parameters
 
 from tractui.config.paths import shipped_dir
 from tractui.config.profiles import ProfileStore
 from tractui.core.content import Content, ThinkingBlock
-from tractui.core.events import StreamError
+from tractui.core.events import Notice, StreamError
 from tractui.core.settings import Settings
 from tractui.providers import make_provider
 from tractui.providers.config import ProviderConfig
@@ -46,6 +46,8 @@ def vendor_check(profile: str, body: dict[str, Any]) -> str | None:
         return ANTHROPIC_BUDGET_GONE
     if profile.startswith("claude") and kind == "disabled" and model in CANNOT_DISABLE:
         return ANTHROPIC_CANNOT_DISABLE
+    if "input" in body:  # the Responses API: the efforts each model takes, no temperature while reasoning
+        return responses_parameters(body)
     if profile.startswith("kimi"):
         if "temperature" in body and body["temperature"] != 1:
             return KIMI_TEMPERATURE
@@ -145,6 +147,9 @@ SHAPES: dict[str, dict[str, Any]] = {  # what each shipped profile asks of its s
     "qwen3-vllm": {"chat_template_kwargs": {"enable_thinking": True}},
     "gpt-oss-ollama": {"reasoning_effort": "medium"},
     "openrouter": {"reasoning": {"effort": "high"}},
+    "gpt-5": {"reasoning": {"effort": "medium", "summary": "auto"}, "include": ["reasoning.encrypted_content"]},
+    "gpt-6": {"reasoning": {"effort": "medium", "summary": "auto"}, "include": ["reasoning.encrypted_content"]},
+    "gpt-6-sol": {"reasoning": {"effort": "medium", "summary": "auto"}, "include": ["reasoning.encrypted_content"]},
 }
 
 
@@ -176,6 +181,54 @@ def test_gemini_and_gpt5_profiles_send_levels_and_efforts_they_take(tmp_path, mo
     settings.set("reasoning.effort", "max")  # not a GPT-5.x value: the nearest it takes
     body = make_provider(gpt.provider_config()).build_request([Content.human("hi")], settings)
     assert body["reasoning"] == {"effort": "xhigh", "summary": "auto"} and body["store"] is False
+
+
+@pytest.mark.parametrize(("name", "effort"), [("gpt-6", "low"), ("gpt-6-sol", "low"), ("gpt-5", "none")])
+async def test_reasoning_off_on_openai_goes_the_only_way_each_model_takes(
+    loopback, name, effort, tmp_path, monkeypatch
+):
+    """GPT-6.2 refuses effort none (OpenAI's GPT-6.2 Sol page): reasoning off goes as its lowest
+    effort, said once; GPT-5.4 turns reasoning off with none."""
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path))
+    config, settings = pointed(name, loopback)
+    settings.set("reasoning.enabled", False)
+    loopback.default = strict_server(name, config.provider)
+    provider = make_provider(config)
+    events = [e async for e in provider.stream([Content.human("hi")], settings)]
+    await provider.aclose()
+    assert [e for e in events if isinstance(e, StreamError)] == []
+    assert loopback.requests[-1].json["reasoning"]["effort"] == effort
+    notes = [e.message for e in events if isinstance(e, Notice)]
+    assert notes == (
+        []
+        if effort == "none"
+        else [f"this model cannot turn reasoning off (reasoning.off never): it reasons at effort {effort}"]
+    )
+
+
+async def test_gpt5_settings_on_gpt62_are_refused_in_openais_words_with_the_setting_to_change(
+    loopback, tmp_path, monkeypatch
+):
+    """``/model gpt-6.2-astra`` from the gpt-5 profile keeps GPT-5.4's efforts: reasoning off sends
+    effort none, which GPT-6.2 refuses; the line says which setting to change, and then it goes."""
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path))
+    config, settings = pointed("gpt-5", loopback)
+    config = ProviderConfig(config.provider, "gpt-6.2-astra", base_url=config.base_url, api_key_env="")
+    settings.set("reasoning.enabled", False)
+    loopback.default = strict_server("gpt-5", config.provider)
+    provider = make_provider(config)
+    events = [e async for e in provider.stream([Content.human("hi")], settings)]
+    error_event = next(e for e in events if isinstance(e, StreamError))
+    refused = RESPONSES_EFFORT.format(
+        effort="none", model="gpt-6.2-astra", values="'low', 'medium', 'high', 'xhigh', and 'max'"
+    )
+    assert refused in error_event.message and "/set reasoning.efforts" in error_event.message
+    assert "\n" not in error_event.message
+    settings.set("reasoning.efforts", "low,medium,high,xhigh,max")
+    events = [e async for e in provider.stream([Content.human("hi")], settings)]
+    await provider.aclose()
+    assert [e for e in events if isinstance(e, StreamError)] == []
+    assert loopback.requests[-1].json["reasoning"] == {"effort": "low", "summary": "auto"}
 
 
 @pytest.mark.parametrize(

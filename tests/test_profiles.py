@@ -17,7 +17,7 @@ from tractui.errors import ProfileError
 from tractui.providers.transport import ProviderConfig
 
 SHIPPED = sorted(p.stem for p in shipped_dir("profiles").glob("*.toml"))
-REQUIRED_SHIPPED = {  # today's models (issue 19): Claude, DeepSeek V4, Kimi K2.6 and K3, Gemini 3, GPT-5.x, MiniMax, locals
+REQUIRED_SHIPPED = {  # today's models (issue 19): Claude, DeepSeek V4, Kimi K2.6 and K3, Gemini 3, GPT-5.x and 6.2, MiniMax, locals
     "claude",
     "claude-opus",
     "deepseek",
@@ -27,6 +27,8 @@ REQUIRED_SHIPPED = {  # today's models (issue 19): Claude, DeepSeek V4, Kimi K2.
     "gemini-pro",
     "gemini-flash",
     "gpt-5",
+    "gpt-6",
+    "gpt-6-sol",
     "minimax",
     "openrouter",
     "qwen3-vllm",

@@ -62,7 +62,9 @@ PROTOCOLS: dict[str, tuple[str, str, str]] = {  # id -> provider, model, path on
     "anthropic": ("anthropic", "claude-opus-4-7", ""),
     "gemini": ("gemini", "gemini-3-pro-preview", ""),
     "responses": ("openai-responses", "gpt-5.1", "/v1"),
+    "responses-gpt6.2": ("openai-responses", "gpt-6.2-astra", "/v1"),  # no effort none; drops after prefix edits
 }
+GPT62 = {"reasoning.efforts": "low,medium,high,xhigh,max", "reasoning.off": "never"}  # as the gpt-6 profile
 
 
 def strict_model(kind: str) -> Strict:
@@ -81,12 +83,14 @@ def strict_model(kind: str) -> Strict:
 
 
 def settings_for(kind: str, **extra: object) -> Settings:
-    values: dict[str, object] = {"reasoning.includeInContext": False, **extra}
+    values: dict[str, object] = {"reasoning.includeInContext": False}
     if kind == "anthropic":
         values["reasoning.effort"] = "high"
-    if kind in ("responses", "gemini"):
+    if kind.startswith("responses") or kind == "gemini":
         values["reasoning.effort"] = "high"
-    return Settings(values)
+    if kind == "responses-gpt6.2":
+        values |= GPT62
+    return Settings(values | extra)
 
 
 def conversation(tmp_path: Path, server: LoopbackServer, kind: str, box: Toolbox, **extra: object) -> Conversation:
@@ -112,7 +116,7 @@ async def test_a_three_step_loop_keeps_every_steps_thinking(tmp_path, server, to
     conv = conversation(tmp_path, server, kind, toolbox)
     conv.approve = allow_for_session
     events = await run(conv, "What is (2 + 3) × 7?")
-    assert model.refusals == [] and getattr(model, "degraded", []) == []
+    assert model.refusals == [] and getattr(model, "degraded", []) == [] and getattr(model, "prefix_drops", []) == []
     finished = [e for e in events if isinstance(e, ToolCallState) and e.status == "done"]
     assert [(e.tool, e.result) for e in finished] == [("add", "5"), ("multiply", "35")]
     assert model.served == 3
@@ -142,8 +146,24 @@ async def test_the_strict_servers_refuse_a_loop_that_lost_its_thinking(tmp_path,
         assert model.refusals == [] and server.requests[-1].json["thinking"] == {"type": "disabled"}
     elif kind == "gemini":  # signatures ride on the call parts, which go back whatever the policy
         assert model.refusals == []
-    elif kind == "responses":  # accepted, but the model lost its reasoning between steps
+    elif kind.startswith("responses"):  # accepted, but the model lost its reasoning between steps
         assert isinstance(model, StrictResponses) and model.degraded
     else:
         assert model.refusals, "a strict server must refuse a tool loop without its thinking"
+    await conv.aclose()
+
+
+async def test_gpt62_with_reasoning_off_keeps_every_steps_reasoning(tmp_path, server, toolbox):
+    """GPT-6.2 cannot turn reasoning off (it refuses effort none): off goes as its lowest effort, so
+    the model still reasons, and each step's encrypted reasoning must be asked for and go back
+    (without it OpenAI refuses the next step: the call comes without its required reasoning item)."""
+    model = StrictResponses(loop_steps())
+    server.default = model
+    conv = conversation(tmp_path, server, "responses-gpt6.2", toolbox, **{"reasoning.enabled": False})
+    conv.approve = allow_for_session
+    await run(conv, "What is (2 + 3) × 7?")
+    assert model.refusals == [] and model.degraded == [] and model.prefix_drops == []
+    assert model.served == 3
+    assert {r.json["reasoning"]["effort"] for r in server.requests[-3:]} == {"low"}
+    assert conv.history()[-1].content.text == "2 + 3 = 5, and 5 × 7 = 35."
     await conv.aclose()

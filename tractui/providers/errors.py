@@ -55,7 +55,9 @@ _HINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
         (
             r"reasoning_effort.{0,80}(invalid|unsupported|not supported|must be one of)"
-            r"|unsupported value.{0,40}reasoning",
+            r"|unsupported value.{0,40}reasoning"
+            # OpenAI's Responses API names the value and the model, not the parameter
+            r"|unsupported value: '(none|minimal|low|medium|high|xhigh|max)' is not supported with",
             "the server takes other effort values: /set reasoning.efforts with the ones it lists",
         ),
         (
