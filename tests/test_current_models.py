@@ -150,6 +150,8 @@ SHAPES: dict[str, dict[str, Any]] = {  # what each shipped profile asks of its s
     "gpt-5": {"reasoning": {"effort": "medium", "summary": "auto"}, "include": ["reasoning.encrypted_content"]},
     "gpt-6": {"reasoning": {"effort": "medium", "summary": "auto"}, "include": ["reasoning.encrypted_content"]},
     "gpt-6-sol": {"reasoning": {"effort": "medium", "summary": "auto"}, "include": ["reasoning.encrypted_content"]},
+    # MiniMax marks max_tokens deprecated in favour of max_completion_tokens (platform.minimax.io, 2026-11-28)
+    "minimax": {"max_completion_tokens": 32768, "max_tokens": None},
 }
 
 

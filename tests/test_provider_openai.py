@@ -191,6 +191,10 @@ async def test_request_body_basics(loopback: LoopbackServer) -> None:
             {},
         ),
         ("https://api.openai.com/v1", {"max-tokens": 50}, {"max_completion_tokens": 50}),
+        # MiniMax marks max_tokens deprecated in favour of max_completion_tokens (both of its hosts)
+        ("https://api.minimax.io/v1", {"max-tokens": 50}, {"max_completion_tokens": 50}),
+        ("https://api.minimaxi.com/v1", {"max-tokens": 50}, {"max_completion_tokens": 50}),
+        ("http://127.0.0.1:8000/v1", {"max-tokens": 50}, {"max_tokens": 50}),
         # effort none turns a switch off, also where the server's efforts do not list none (DeepSeek)
         (
             "https://api.deepseek.com",

@@ -277,6 +277,19 @@ class ChatCompletionsParser:
         return out
 
 
+# The servers whose output cap is ``max_completion_tokens``: api.openai.com refuses max_tokens for
+# reasoning models, Moonshot documents max_completion_tokens for Kimi, MiniMax marks max_tokens
+# deprecated in its favour (platform.minimax.io's API reference, read 2026-11-28); other servers
+# only know max_tokens.
+MAX_COMPLETION_TOKENS_HOSTS = (
+    "api.openai.com",
+    "api.moonshot.ai",
+    "api.moonshot.cn",
+    "api.minimax.io",
+    "api.minimaxi.com",
+)
+
+
 class OpenAIChatProvider(Provider):
     """``POST {base_url}/chat/completions`` with ``stream: true``."""
 
@@ -308,9 +321,7 @@ class OpenAIChatProvider(Provider):
         self._reasoning_params(body, settings)
         max_tokens = settings.view.max_tokens
         if max_tokens is not None:
-            # api.openai.com refuses max_tokens for reasoning models and Moonshot documents
-            # max_completion_tokens for Kimi; other servers only know max_tokens
-            modern = any(host in self.base_url for host in ("api.openai.com", "api.moonshot.ai", "api.moonshot.cn"))
+            modern = any(host in self.base_url for host in MAX_COMPLETION_TOKENS_HOSTS)
             body["max_completion_tokens" if modern else "max_tokens"] = max_tokens
         temperature = settings.view.temperature
         if temperature is not None:
