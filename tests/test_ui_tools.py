@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import SelectionList
-from ui_support import build_app, screen_text, settle, type_line, wait_for
+from ui_support import build_app, loop_config, screen_text, settle, type_line, wait_for
 
 from tractui.config.mcp import McpConfig, McpServer
 from tractui.tools.consent import ConsentPolicy
@@ -82,6 +82,40 @@ async def test_a_call_waits_for_consent_then_runs_and_the_reply_goes_on(app):
         assert [m["status"] for m in tool_commits(app)] == ["done"]
         reading = app.conversation.gauge()  # the demo reports the tools it was offered in its input, as servers do
         assert reading.breakdown.tools > 0 and not reading.warnings
+
+
+async def test_a_call_waiting_in_its_round_is_drawn_under_the_name_it_runs_as(tmp_path, loopback):
+    """Two calls in one reply: while the first waits for consent, the second waits its turn, drawn
+    as ``demo.multiply`` (as it is once run, and on a resume), not as the name the model was
+    offered (``demo__multiply``)."""
+    from strict_servers import Step, StrictChat
+
+    calls = [("demo__add", {"a": 2, "b": 3}), ("demo__multiply", {"a": 5, "b": 7})]
+    loopback.default = StrictChat([Step("Both at once.", calls=calls), Step("Done.", text="5 and 35.")])
+    app = build_app(tmp_path, config=loop_config(loopback, "kimi-k2.6"))
+    app.conversation.tools = demo_box(tmp_path)
+
+    def headers() -> list[str]:
+        return [str(view.query_one(".tool-header").render()) for view in app.query(ToolCallView)]
+
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "add 2 and 3, multiply 5 by 7")
+        await asked(pilot, app)
+        assert [v.status for v in app.query(ToolCallView)] == ["waiting", None]
+        assert headers() == [
+            '▸ ⚙ demo.add {"a": 2, "b": 3} · waiting for your consent',
+            '▸ ⚙ demo.multiply {"a": 5, "b": 7}',
+        ]
+        await pilot.press("y")
+        await wait_for(pilot, lambda: [v.status for v in app.query(ToolCallView)] == ["done", "waiting"])
+        await asked(pilot, app)
+        await pilot.press("y")
+        await settle(pilot)
+        assert [(v.label, v.status, v.result) for v in app.query(ToolCallView)] == [
+            ("demo.add", "done", "5"),
+            ("demo.multiply", "done", "35"),
+        ]
+        assert "demo__" not in screen_text(app) and "5 and 35." in screen_text(app)
 
 
 async def test_keys_typed_as_the_question_opens_go_on_into_the_prompt_not_into_the_answer(app, tmp_path):

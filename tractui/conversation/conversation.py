@@ -23,7 +23,7 @@ from tractui.conversation.compaction.preflight import Preflight, trim_for_retry
 from tractui.conversation.reply_writer import ReplyWriter
 from tractui.conversation.tool_loop import Approver, ToolRound, ToolRunner
 from tractui.core.assemble import MessageAssembler
-from tractui.core.content import Content, Usage
+from tractui.core.content import Content, ToolCallBlock, Usage
 from tractui.core.events import Notice, StreamError, StreamEvent, TurnEvent
 from tractui.core.gauge import CallBasis, ContextReading, ThinkingTokens, measure_context
 from tractui.core.reasoning import StripPolicy, remove_thinking, thinking_policy
@@ -333,6 +333,14 @@ class Conversation:
                 parent_id = round_.parent_id
         finally:
             self._in_turn = False
+
+    def tool_named(self, name: str) -> tuple[str, str] | None:
+        """The server and tool a call of the provider name ``name`` runs, as its round will
+        name them; ``None`` when no tool in force has that name (the round answers it as not
+        offered). The app draws a call waiting in a round under these names."""
+        tools = self._tools()
+        request = tools.request(ToolCallBlock(id="", name=name)) if tools is not None else None
+        return (request.server, request.tool) if request is not None else None
 
     def next_tools(self) -> list[ToolSpec]:
         """The tools the next request will offer, as far as is known now."""

@@ -24,7 +24,7 @@ from tractui.ui.widgets.answer import AnswerView
 from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage, StatusLine, UserMessage
 from tractui.ui.widgets.summary import SummaryMarker
 from tractui.ui.widgets.thinking import RedactedMarker, ThinkingView
-from tractui.ui.widgets.tool_call import ToolCallView, as_status
+from tractui.ui.widgets.tool_call import ToolCallView, as_status, tool_label
 
 if TYPE_CHECKING:
     from tractui.store.history import Commit
@@ -186,7 +186,7 @@ def _answer_calls(commit: Commit, parts: list[Widget]) -> None:
             parts.append(view)
         view.status = as_status(status, "error" if block.is_error else "done")
         if server and tool:
-            view.label = sanitize(f"{server}.{tool}")
+            view.label = sanitize(tool_label(server, tool))
         view.result = sanitize(block.content)
         view.took = float(took) if isinstance(took, (int, float)) and not isinstance(took, bool) else 0.0
 

@@ -478,7 +478,7 @@ class ChatScreen(Screen[None]):
         message = AssistantMessage(self.count, self.clock, public_markdown=self._public_markdown)
         await chat.mount(message)
         chat.jump_to_end()
-        renderer = ReplyRenderer(message, self.clock)
+        renderer = ReplyRenderer(message, self.clock, tool_named=self.conversation.tool_named)
         self.frames.begin(renderer, asked_at)
         self._worker = self._stream(stream, renderer)
 

@@ -32,7 +32,7 @@ from tractui.ui.format import duration
 from tractui.ui.sanitize import StreamSanitizer, sanitize
 from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage
 from tractui.ui.widgets.thinking import RedactedMarker
-from tractui.ui.widgets.tool_call import ToolCallView
+from tractui.ui.widgets.tool_call import ToolCallView, tool_label
 
 _TEXT_OPS = ("thinking", "text")
 STALL_AFTER = 5.0  # seconds without an event before the reply says it is waiting for the server
@@ -55,11 +55,22 @@ def error_line(error: StreamError, *, live: bool = True) -> str:
 
 
 class ReplyRenderer:
-    """Feeds one ``AssistantMessage`` from the events of one reply."""
+    """Feeds one ``AssistantMessage`` from the events of one reply.
 
-    def __init__(self, message: AssistantMessage, clock: Callable[[], float]) -> None:
+    ``tool_named`` gives the server and tool behind a call's provider name
+    (``Conversation.tool_named``): a call is drawn under them from its first
+    piece, as its round's states and a resume draw it."""
+
+    def __init__(
+        self,
+        message: AssistantMessage,
+        clock: Callable[[], float],
+        *,
+        tool_named: Callable[[str], tuple[str, str] | None],
+    ) -> None:
         self.message = message
         self._clock = clock
+        self._tool_named = tool_named
         self._ops: list[tuple[str, object]] = []
         self._thinking = StreamSanitizer()
         self._text = StreamSanitizer()
@@ -187,7 +198,9 @@ class ReplyRenderer:
     async def _tool_delta(self, piece: _ToolPiece) -> None:
         view = self._calls.get(piece.key)
         if view is None:
-            view = self._calls[piece.key] = await self.message.tool_call(sanitize(piece.name or "tool"))
+            named = self._tool_named(piece.name) if piece.name else None
+            label = tool_label(*named) if named is not None else piece.name or "tool"
+            view = self._calls[piece.key] = await self.message.tool_call(sanitize(label))
             self._unanswered.append(view)
         if piece.arguments:
             view.add_arguments(sanitize(piece.arguments))
@@ -202,7 +215,8 @@ class ReplyRenderer:
             else:  # a call the stream never showed: show it now
                 view = await self.message.tool_call(sanitize(state.tool or state.call_id))
             view.call_id = state.call_id
-        label = f"{state.server}.{state.tool}" if state.server and state.tool else ""
+        # a call no tool answers (not offered) is named as the model named it, as a resume draws it
+        label = tool_label(state.server, state.tool) if state.server and state.tool else state.tool
         view.update_state(state.status, label=sanitize(label), result=sanitize(state.result), took=state.duration)
 
     async def tick(self) -> None:

@@ -43,6 +43,12 @@ def as_status(value: object, fallback: ToolStatus) -> ToolStatus:
     return fallback
 
 
+def tool_label(server: str, tool: str) -> str:
+    """A call's name as the user sees it, ``server.tool``, whatever the call's state: not the
+    provider-safe name the model is offered (``server__tool``, sometimes shortened with a hash)."""
+    return f"{server}.{tool}"
+
+
 def one_line(text: str, limit: int = PREVIEW) -> str:
     line = " ".join(text.split())
     return line if len(line) <= limit else line[: limit - 1] + "…"
