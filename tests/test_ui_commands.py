@@ -304,23 +304,6 @@ async def test_gauge_turns_warning_then_error_near_the_threshold(tmp_path):
         assert footer.level == "error" and footer.has_class("-error")
 
 
-async def test_a_narrow_footer_keeps_the_gauge_figure(tmp_path):
-    app = build_app(tmp_path)
-    async with app.run_test(size=(50, 20)) as pilot:
-        await settle(pilot)
-        footer = app.query_one(GaugeFooter)
-        assert footer.has_class("-narrow") and footer.has_class("-tiny")
-        assert not app.query_one("#footer-totals").display and not app.query_one("#footer-where").display
-        reading = app.conversation.gauge()
-        shown = str(app.query_one("#footer-gauge").render())
-        assert f"/ {fmt.tokens(reading.usable)}" in shown and "compacts" not in shown  # the point needs room
-    async with build_app(tmp_path).run_test(size=(120, 20)) as pilot:
-        await settle(pilot)
-        assert f"compacts at {fmt.tokens(reading.threshold)}" in str(pilot.app.query_one("#footer-gauge").render())
-        assert pilot.app.query_one("#footer-where").display
-        assert str(pilot.app.query_one("#footer-where").render()) == "demo"
-
-
 async def test_export_when_the_exports_folder_is_a_file_is_one_line_and_changes_nothing(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
