@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
+from itertools import pairwise
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 from textual.widgets import Static
-from ui_support import build_app, screen_text, settle
+from ui_support import build_app, screen_text, settle, wait_for
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from tractui.store.compile import clearing_metadata, summary_metadata
 from tractui.store.history import HistoryStore
 from tractui.ui.history import BATCH_CHARS, NEWEST_COMMITS, entries, newest, newest_of
 from tractui.ui.internals import watch_painted
+from tractui.ui.screens.chat import ChatScreen
 from tractui.ui.widgets.chat_log import ChatLog
 from tractui.ui.widgets.earlier import EarlierMessages
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
@@ -199,6 +204,141 @@ async def test_clicking_the_marker_draws_a_batch(tmp_path):
         assert _questions(app)[-1] == f"question {EXCHANGES - 1}"
 
 
+async def _drawn(pilot) -> None:
+    """Settled, and no batch of history being drawn: once a batch is laid out, the screen may
+    start another (the messages not drawn still within a screen of the view)."""
+    app = pilot.app
+    while True:
+        await settle(pilot)
+        if not app.chat.pager.drawing and all(w.is_finished for w in app.workers if w.group == "earlier"):
+            return
+
+
+def _drawn_is_the_session(app, exchanges: int = EXCHANGES) -> None:
+    """The messages drawn and the count line say what the session holds: each message drawn once, in
+    order, each reply after its question; the ones not drawn are a run between the first ones drawn
+    (if any) and the last ones, where the count line stands, and it counts them."""
+    chat = app.query_one(ChatLog)
+    marker = chat.query_one(EarlierMessages)
+    children = [w for w in chat.children if w.display and isinstance(w, (UserMessage, AssistantMessage))]
+    order = [w for w in chat.children if w is marker or w in children]
+    at = order.index(marker)
+    above, below = order[:at], order[at + 1 :]
+    numbers = [int(w.text.split()[1]) for w in order if isinstance(w, UserMessage)]
+    assert numbers == sorted(set(numbers)), numbers
+    for question, reply in pairwise(order):
+        if isinstance(reply, AssistantMessage):
+            assert isinstance(question, UserMessage), "a reply drawn without its question"
+            assert reply.answer_text.startswith(f"answer {question.text.split()[1]}.")
+    first = [int(w.text.split()[1]) for w in above if isinstance(w, UserMessage)]
+    last = [int(w.text.split()[1]) for w in below if isinstance(w, UserMessage)]
+    assert first == list(range(len(first))) and last == list(range(exchanges - len(last), exchanges))
+    assert len(above) % 2 == 0 and len(below) % 2 == 0  # whole exchanges on both sides
+    left = 2 * exchanges - len(children)
+    if left:
+        assert marker.display, "messages are not drawn and no line says so"
+        shown = str(marker.render())
+        kind = "earlier" if not above else "more"
+        assert re.match(rf"[↑↕] {left} {kind} messages? ", shown), shown
+    else:
+        assert not marker.display
+
+
+async def test_ctrl_home_goes_to_the_first_message_in_one_press_and_scrolling_down_draws_the_rest(tmp_path):
+    app = _resumed(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _drawn(pilot)
+        chat = app.query_one(ChatLog)
+        _drawn_is_the_session(app)
+        await pilot.press("ctrl+home")
+        await _drawn(pilot)
+        assert chat.scroll_y == 0 and not chat.following
+        assert "▌ question 0" in screen_text(app).splitlines()[1]  # the session's first message, at the top
+        assert _questions(app)[-1] == f"question {EXCHANGES - 1}"  # the newest stay drawn
+        assert len(_questions(app)) < EXCHANGES  # the middle is left to draw when reached
+        _drawn_is_the_session(app)
+        await pilot.press("ctrl+home")  # again: already there
+        await _drawn(pilot)
+        assert chat.scroll_y == 0 and "▌ question 0" in screen_text(app).splitlines()[1]
+        for _ in range(20 * EXCHANGES):  # down through the middle, drawn as it is reached
+            if not app.query_one(EarlierMessages).display:
+                break
+            before = chat.scroll_y
+            await pilot.press("pagedown")
+            await _drawn(pilot)
+            assert chat.scroll_y > before  # each press moved the view down
+            _drawn_is_the_session(app)
+        assert _questions(app) == [f"question {i}" for i in range(EXCHANGES)]
+        _drawn_is_the_session(app)
+
+
+async def test_scrolling_up_from_the_newest_after_ctrl_home_draws_the_middle_from_below(tmp_path):
+    app = _resumed(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _drawn(pilot)
+        chat = app.query_one(ChatLog)
+        await pilot.press("ctrl+home")
+        await _drawn(pilot)
+        assert _questions(app)[0] == "question 0" and app.query_one(EarlierMessages).display
+        await pilot.press("ctrl+end")
+        await _drawn(pilot)
+        for _ in range(20 * EXCHANGES):
+            if not app.query_one(EarlierMessages).display:
+                break
+            await pilot.press("pageup")
+            await _drawn(pilot)
+            _drawn_is_the_session(app)
+        assert _questions(app) == [f"question {i}" for i in range(EXCHANGES)]
+        assert chat.scroll_y > 0  # the view stayed where the user read: the messages came above it
+
+
+async def test_ctrl_home_while_a_batch_is_drawn_is_not_lost(tmp_path, monkeypatch):
+    """The key comes while older messages are being drawn above: it waits for them, then goes on
+    to the session's first message."""
+    gate = asyncio.Event()
+    insert_above = ChatLog.insert_above
+
+    async def held(self, widgets, before):
+        await gate.wait()
+        await insert_above(self, widgets, before)
+
+    monkeypatch.setattr(ChatLog, "insert_above", held)
+    app = _resumed(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.chat.pager.drawing)  # start-up draws the messages above the newest
+        await pilot.press("ctrl+home")
+        await pilot.pause()
+        assert "question 0" not in _questions(app)
+        gate.set()
+        await wait_for(pilot, lambda: "question 0" in _questions(app))
+        await _drawn(pilot)
+        assert app.query_one(ChatLog).scroll_y == 0 and "▌ question 0" in screen_text(app).splitlines()[1]
+        _drawn_is_the_session(app)
+
+
+async def test_the_count_line_is_there_before_the_earlier_messages_are_read(tmp_path, monkeypatch):
+    """The newest messages are drawn from the end of the session alone; until the rest is read,
+    the line says there are earlier messages, then how many."""
+    gate = asyncio.Event()
+    count_history = ChatScreen._count_history
+
+    async def held(self):  # start-up waits here, after the newest messages, before the ones above
+        await gate.wait()
+        await count_history(self)
+
+    monkeypatch.setattr(ChatScreen, "_count_history", held)
+    app = _resumed(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: f"question {EXCHANGES - 1}" in _questions(app))
+        await pilot.pause()
+        marker = app.query_one(EarlierMessages)
+        assert marker.display and str(marker.render()).startswith("↑ earlier messages")
+        gate.set()
+        await _drawn(pilot)
+        _drawn_is_the_session(app)
+        assert marker.display and re.match(r"↑ \d+ earlier messages", str(marker.render()))
+
+
 async def test_earlier_thinking_comes_folded_after_ctrl_t(tmp_path):
     app = _resumed(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
@@ -310,19 +450,18 @@ async def test_page_keys_scroll_the_conversation_from_the_prompt_and_reach_earli
         await settle(pilot)
         assert chat.scroll_y < bottom and not chat.following
         assert box.has_focus and box.text == "hi"  # the prompt keeps focus and what was typed
+        # already at the top (reached while a batch was drawn): Page Up there draws the messages above
+        app.chat.pager.drawing = True
+        chat.scroll_home(animate=False, immediate=True)
+        await settle(pilot)
+        app.chat.pager.drawing = False
         before = len(_questions(app))
-        await pilot.press("ctrl+home")  # to the top: the earlier messages are drawn
+        await pilot.press("pageup")
         await settle(pilot)
         assert len(_questions(app)) > before
-        for key in ("pageup", "ctrl+home"):  # already at the top (reached while a batch was drawn)
-            app.chat.pager.drawing = True
-            chat.scroll_home(animate=False, immediate=True)
-            await settle(pilot)
-            app.chat.pager.drawing = False
-            before = len(_questions(app))
-            await pilot.press(key)
-            await settle(pilot)
-            assert len(_questions(app)) > before, key
+        await pilot.press("ctrl+home")  # to the session's first message
+        await settle(pilot)
+        assert _questions(app)[0] == "question 0" and chat.scroll_y == 0
         await pilot.press("ctrl+end")
         await pilot.press("pagedown")
         await settle(pilot)

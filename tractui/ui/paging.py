@@ -1,8 +1,17 @@
 """The session's messages in the conversation view: the newest drawn at once,
-older ones a batch at a time as the user scrolls up to them."""
+older ones a batch at a time as the user scrolls up to them.
+
+The messages not drawn yet are one run of the chain (``HistoryPager.earlier``),
+and the marker (``EarlierMessages``) stands where they belong: at the top, or,
+once Ctrl+Home drew the session's first messages above it, between those and
+the rest. Scrolling near it draws from its side nearest the user: upwards from
+below it (each message inserted above the ones drawn, the view kept), downwards
+from above it (mounted before the marker, below what the user reads).
+"""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -22,6 +31,7 @@ class HistoryPager:
         self._clock = clock
         self.earlier: list[Entry] = []  # not drawn yet, oldest first
         self.drawing = False
+        self._lock = asyncio.Lock()  # one drawing at a time: Ctrl+Home waits for the batch under way
         # the chain and the first commit drawn, while the entries above it are not read yet
         self._unread: tuple[Callable[[int | None], list[Commit]], str] | None = None
 
@@ -30,16 +40,38 @@ class HistoryPager:
         self.earlier = []
         self._unread = None
 
-    def wants_more(self, chat: ChatLog) -> bool:
-        """The user scrolled to within a screen of the oldest message drawn."""
-        return bool(self.earlier) and not self.drawing and not chat.following and chat.scroll_y < chat.size.height
+    @property
+    def _more(self) -> bool:
+        """Messages are left to draw (or to read, then draw)."""
+        return bool(self.earlier) or self._unread is not None
+
+    def at_top(self, chat: ChatLog) -> bool:
+        """The marker is the first thing in the view: the messages not drawn yet are all older than
+        the ones drawn (no Ctrl+Home drew the session's first ones above it)."""
+        return bool(chat.children) and isinstance(chat.children[0], EarlierMessages)
+
+    def wanted(self, chat: ChatLog, *, up: bool) -> bool | None:
+        """The user scrolled (``up`` or down) to within a screen of the messages not drawn:
+        ``None`` if not (or a batch is being drawn), else whether to draw them downwards
+        (from above them: the first ones first) rather than upwards (the last ones first)."""
+        if not self._more or self.drawing or chat.following:
+            return None
+        top, height = chat.scroll_y, chat.size.height
+        if self.at_top(chat):
+            return False if top < height else None
+        y = chat.query_one(EarlierMessages).virtual_region.y
+        if y < top:  # above the view
+            return False if y > top - height else None
+        if y >= top + height:  # below it
+            return True if y < top + 2 * height else None
+        return not up  # in view: the way the user is going
 
     async def show(
         self, chat: ChatLog, chain: Callable[[int | None], list[Commit]], *, batch: int, folded: bool, public: bool
     ) -> None:
         """Draw the newest messages of ``chain`` above what the view holds, with the marker
         that counts the ones further up. Only the chain's end is read for them: the rest
-        is read by the first ``show_earlier``."""
+        is read by the first batch drawn (``show_earlier``, ``show_oldest``)."""
         from tractui.ui import history  # Markdown and the store's chain rules: after the first frame
 
         drawn, earlier = history.newest_of(chain, batch)
@@ -51,7 +83,12 @@ class HistoryPager:
             *(history.widget_for(entry, self._count, self._clock, folded=folded, public=public) for entry in drawn),
         ]
         await chat.mount_all(widgets, before=chat.children[0] if chat.children else None)
-        marker.show_count(len(self.earlier))
+        self._tell(chat, marker)
+
+    def _tell(self, chat: ChatLog, marker: EarlierMessages) -> None:
+        """The marker says how many messages are not drawn (that some are, until they are read)."""
+        count = None if self._unread is not None else len(self.earlier)
+        marker.show_count(count, between=not self.at_top(chat))
 
     def _read_earlier(self, chat: ChatLog) -> None:
         """The entries above the first one drawn, from the whole chain."""
@@ -64,32 +101,62 @@ class HistoryPager:
         pending = history.entries(chain(None))
         at = next((i for i, entry in enumerate(pending) if entry.commits[0].id == first), 0)
         self.earlier = pending[:at]
-        chat.query_one(EarlierMessages).show_count(len(self.earlier))
+        self._tell(chat, chat.query_one(EarlierMessages))
 
-    async def show_earlier(self, chat: ChatLog, *, batch: int, folded: bool, public: bool) -> None:
-        """Draw a batch of older messages above the oldest one shown, one message at a
-        time so that keys and scrolling are handled in between; a reply with its question."""
-        self._read_earlier(chat)
-        if not self.earlier or self.drawing:
+    async def show_earlier(self, chat: ChatLog, *, batch: int, folded: bool, public: bool, down: bool = False) -> None:
+        """Draw a batch of the messages not drawn yet, one message at a time so that keys
+        and scrolling are handled in between: the last of them first, above the ones drawn
+        below the marker, or (``down``) the first of them first, below the ones drawn above it.
+        Nothing while a batch is being drawn: the next scroll asks again."""
+        if self.drawing:
             return
+        async with self._lock:
+            self.drawing = True
+            try:
+                self._read_earlier(chat)
+                await self._draw(chat, batch=batch, folded=folded, public=public, down=down)
+            finally:
+                self.drawing = False
+
+    async def show_oldest(self, chat: ChatLog, *, batch: int, folded: bool, public: bool) -> None:
+        """Ctrl+Home: scroll to the top and draw the session's first messages there, a batch of
+        them, unless they are drawn already; the rest stay not drawn, between them and the
+        newer ones, until the user scrolls to them. Waits for a batch being drawn."""
+        async with self._lock:
+            self.drawing = True  # the scroll to the top starts no batch of its own
+            try:
+                self._read_earlier(chat)
+                # at the top: each message mounted above the marker pushes it down, the first stays in view
+                chat.scroll_home(animate=False, immediate=True)
+                if self.at_top(chat):
+                    await self._draw(chat, batch=batch, folded=folded, public=public, down=True)
+            finally:
+                self.drawing = False
+
+    async def _draw(self, chat: ChatLog, *, batch: int, folded: bool, public: bool, down: bool) -> None:
         from tractui.ui import history
 
-        self.drawing = True
+        pending = self.earlier  # a new view (another session, /clear) puts another list in its place
+        if not pending:
+            return
         marker = chat.query_one(EarlierMessages)
-        try:
-            drawn, entry = 0, None
-            while self.earlier and (drawn < batch or _question_of(entry, self.earlier[-1])):
-                entry = self.earlier.pop()
-                drawn += entry.size
-                widget = history.widget_for(entry, self._count, self._clock, folded=folded, public=public)
-                # show() drew at least one message after the marker, the oldest shown
+        drawn, entry = 0, None
+        # a batch never ends between a question and the reply to it
+        while pending and pending is self.earlier and (drawn < batch or _paired(entry, pending, down)):
+            entry = pending.pop(0) if down else pending.pop()
+            drawn += entry.size
+            widget = history.widget_for(entry, self._count, self._clock, folded=folded, public=public)
+            if down:  # below the ones drawn above the marker: what is on screen above it stays
+                await chat.mount_all([widget], before=marker)
+            else:  # show() drew at least one message after the marker: the view keeps to it
                 oldest = chat.children[chat.children.index(marker) + 1]
                 await chat.insert_above([widget], before=oldest)
-                marker.show_count(len(self.earlier))
-        finally:
-            self.drawing = False
+            self._tell(chat, marker)
 
 
-def _question_of(reply: Entry | None, entry: Entry) -> bool:
-    """``entry`` is the question ``reply`` answers: a batch never ends between the two."""
-    return reply is not None and reply.kind == "reply" and entry.kind == "user"
+def _paired(drawn: Entry | None, pending: list[Entry], down: bool) -> bool:
+    """The entry drawn last and the next one to draw are a question and its reply."""
+    if drawn is None or not pending:
+        return False
+    question, reply = (drawn, pending[0]) if down else (pending[-1], drawn)
+    return question.kind == "user" and reply.kind == "reply"

@@ -93,6 +93,7 @@ class ChatScreen(Screen[None]):
         self.frames = FrameLoop(self, drawn=self._show_new_below, gauge=self.refresh_gauge)
         self._counting = False  # the tokenizer is loaded (after the first frame)
         self.pager = HistoryPager(self._count_when_ready, clock)
+        self._history_shown = asyncio.Event()  # the session's newest messages are drawn: the pager has a view
         self._worker: Worker[None] | None = None
         self._compacting: asyncio.Future[CompactionResult] | None = None  # /compact's steps, which Esc cancels
         self.totals = Totals()
@@ -169,12 +170,13 @@ class ChatScreen(Screen[None]):
         self.set_interval(1.0, self.frames.tick)
         self.watch(self.query_one(ChatLog), "scroll_y", self._scrolled, init=False)
 
-    def _scrolled(self) -> None:
+    def _scrolled(self, before: float, after: float) -> None:
         chat = self.query_one(ChatLog)
         if chat.following:
             self.query_one(NewContentHint).display = False
-        if self.pager.wants_more(chat):
-            self._draw_earlier()
+        down = self.pager.wanted(chat, up=after < before)
+        if down is not None:
+            self._draw_earlier(down=down)
 
     @work(group="startup")
     async def _after_first_frame(self) -> None:
@@ -388,6 +390,7 @@ class ChatScreen(Screen[None]):
                 public=self._public_markdown,
             )
             chat.jump_to_end()
+        self._history_shown.set()
         if not initial:
             await self.show_earlier()
             self.call_after_refresh(self._refresh_footer)  # the messages first: the gauge reads the whole chain
@@ -409,22 +412,56 @@ class ChatScreen(Screen[None]):
 
         return max(BATCH_CHARS, 3 * self.size.width * self.size.height)
 
-    async def show_earlier(self) -> None:
+    async def show_earlier(self, *, down: bool = False) -> None:
+        """A batch of the messages not drawn yet: see ``HistoryPager.show_earlier``."""
         # after Ctrl+T folded all thinking, older thinking comes folded too
         await self.pager.show_earlier(
             self.query_one(ChatLog),
             batch=self._batch_chars(),
             folded=self.thinking_folded,
             public=self._public_markdown,
+            down=down,
         )
 
     @on(EarlierMessages.Pressed)
+    def _earlier_pressed(self) -> None:
+        """At the top: the messages just above the ones drawn; between the first messages and
+        the newer ones: those that follow the first (read on from the top)."""
+        self._draw_earlier(down=not self.pager.at_top(self.query_one(ChatLog)))
+
     @on(ChatLog.ScrolledPastTop)
+    def _past_top(self) -> None:
+        if self.pager.at_top(self.query_one(ChatLog)):  # else the session's first message is at the top
+            self._draw_earlier(down=False)
+
     @work(group="earlier")
-    async def _draw_earlier(self) -> None:
+    async def _draw_earlier(self, *, down: bool) -> None:
         """Off the screen's own queue: drawing above waits for a layout pass, which the
         screen's queue performs."""
-        await self.show_earlier()
+        await self.show_earlier(down=down)
+        self.call_after_refresh(self._earlier_still_wanted, down)
+
+    @work(group="earlier")
+    async def _to_oldest(self) -> None:
+        """Ctrl+Home: the session's first message at the top of the view, drawn first if it is
+        not (after the batch being drawn, and after the newest messages of a session being
+        opened: the key is never lost)."""
+        await self._history_shown.wait()
+        await self.pager.show_oldest(
+            self.query_one(ChatLog),
+            batch=self._batch_chars(),
+            folded=self.thinking_folded,
+            public=self._public_markdown,
+        )
+        self.call_after_refresh(self._earlier_still_wanted, True)
+
+    def _earlier_still_wanted(self, down: bool) -> None:
+        """Once a batch is laid out: the messages not drawn may still be within a screen of the
+        view (a short batch), where no scroll will come to ask for them."""
+        if self.is_attached:
+            wanted = self.pager.wanted(self.query_one(ChatLog), up=not down)
+            if wanted is not None:
+                self._draw_earlier(down=wanted)
 
     # -- sending -----------------------------------------------------------
     @on(InputBox.Submitted)
@@ -621,12 +658,13 @@ class ChatScreen(Screen[None]):
 
     def action_scroll_chat(self, where: str) -> None:
         """Page Up/Down and Ctrl+Home scroll the conversation while the prompt keeps focus;
-        up at the very top they ask for the earlier messages, as the wheel does there."""
+        Page Up at the very top asks for the earlier messages, as the wheel does there;
+        Ctrl+Home goes to the session's first message (``_to_oldest``)."""
         chat = self.query_one(ChatLog)
-        if where != "page_down" and chat.scroll_y <= 0:
+        if where == "home":
+            self._to_oldest()
+        elif where == "page_up" and chat.scroll_y <= 0:
             chat.post_message(ChatLog.ScrolledPastTop())
-        elif where == "home":
-            chat.scroll_home(animate=False)
         elif where == "page_up":
             chat.scroll_page_up(animate=False)
         else:
