@@ -118,6 +118,31 @@ async def test_a_call_waiting_in_its_round_is_drawn_under_the_name_it_runs_as(tm
         assert "demo__" not in screen_text(app) and "5 and 35." in screen_text(app)
 
 
+async def test_esc_in_a_round_draws_each_call_after_it_as_the_history_holds_it(tmp_path, loopback):
+    """Esc at the first of two calls: both are answered as cancelled in the history, and the screen
+    says so for both (the second stayed drawn with no status), as a resume draws them."""
+    from strict_servers import Step, StrictChat
+
+    calls = [("demo__add", {"a": 2, "b": 3}), ("demo__multiply", {"a": 5, "b": 7})]
+    loopback.default = StrictChat([Step("Both at once.", calls=calls)])
+    app = build_app(tmp_path, config=loop_config(loopback, "kimi-k2.6"))
+    app.conversation.tools = demo_box(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "add 2 and 3, multiply 5 by 7")
+        await asked(pilot, app)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert [m["status"] for m in tool_commits(app)] == ["cancelled", "cancelled"]
+        assert [v.status for v in app.query(ToolCallView)] == ["cancelled", "cancelled"]
+        live = screen_text(app)
+    resumed = build_app(tmp_path, config=loop_config(loopback, "kimi-k2.6"))
+    resumed.conversation.open_session(app.conversation.session_id)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert [v.status for v in resumed.query(ToolCallView)] == ["cancelled", "cancelled"]
+        assert "interrupted" not in screen_text(resumed) and "interrupted" not in live
+
+
 async def test_keys_typed_as_the_question_opens_go_on_into_the_prompt_not_into_the_answer(app, tmp_path):
     """The question opened in the middle of a word: its letters (an ``a`` would always allow the
     tool), Enter (allow once) and space (the focused button) are the prompt's until a pause."""
@@ -227,6 +252,26 @@ async def test_a_resumed_session_draws_each_call_with_its_result_inside_its_repl
         shown = screen_text(resumed)
         assert "Thought · 16 tokens" in shown  # how long it thought is not recorded; the rest is as it was
         assert untimed(shown) == untimed(live)
+
+
+async def test_a_call_the_history_holds_no_result_for_is_drawn_as_what_the_model_is_sent(tmp_path):
+    """tractui was killed during a call: no result was stored. A resume drew the call as one still
+    to come (no status); it is drawn interrupted, with the text the next request sends for it."""
+    from tractui.core.content import Content, TextBlock, ToolCallBlock
+    from tractui.store.compile import UNANSWERED
+
+    app = build_app(tmp_path)
+    store = app.conversation.store
+    session = store.create_session("killed mid-call")
+    store.append(session, "user", Content.human("sleep please"))
+    call = ToolCallBlock(id="c1", name="test__sleep", arguments='{"seconds": 20}')
+    store.append(session, "assistant", Content(speaker="ai", blocks=[TextBlock(text="Sleeping."), call]))
+    app.conversation.open_session(session)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        (view,) = app.query(ToolCallView)
+        assert (view.status, view.result) == ("interrupted", UNANSWERED)
+        assert "✗ interrupted" in screen_text(app)
 
 
 async def test_ctrl_o_opens_the_newest_call_with_its_arguments_and_result(tmp_path):

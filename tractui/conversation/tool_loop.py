@@ -85,6 +85,10 @@ class ToolRound:
                 async for state in self._one(pending[0]):
                     yield state
                 pending.pop(0)
+            while pending:  # Esc: the calls after it are answered as cancelled, and the screen told so
+                call = pending.pop(0)
+                request = self.tools.request(call) if self.tools is not None else None
+                yield self._answer(call, "cancelled", CANCELLED, 0.0, request)
         finally:  # Esc, or the consumer went away (the app quit mid-call): every call still gets a result
             for call in pending:
                 if call.id not in self._answered:

@@ -141,6 +141,7 @@ def widget_for(
         parts.extend(_parts(commit, count_tokens, clock, folded, public))
         if commit.kind == "assistant":
             statuses.extend(_statuses(commit))
+    _unanswered(parts)
     reply = AssistantMessage(count_tokens, clock, parts=parts, statuses=statuses, public_markdown=public)
     return reply.set_class(entry.dim, "-compacted")
 
@@ -189,6 +190,16 @@ def _answer_calls(commit: Commit, parts: list[Widget]) -> None:
             view.label = sanitize(tool_label(server, tool))
         view.result = sanitize(block.content)
         view.took = float(took) if isinstance(took, (int, float)) and not isinstance(took, bool) else 0.0
+
+
+def _unanswered(parts: list[Widget]) -> None:
+    """A call the history holds no result for (tractui was stopped during it) is drawn as what
+    the model is sent for it (``compile.UNANSWERED``), not as a call still to come."""
+    from tractui.store.compile import UNANSWERED
+
+    for view in parts:
+        if isinstance(view, ToolCallView) and view.status is None:
+            view.status, view.result = "interrupted", UNANSWERED
 
 
 def _statuses(commit: Commit) -> list[StatusLine]:

@@ -143,8 +143,11 @@ class ReplyRenderer:
             ops.append((kind, [text]))
 
     def interrupted(self) -> None:
-        """The user cancelled: what arrived stands, marked."""
-        self._ops.append(("interrupted", None))
+        """The user cancelled: what arrived stands, marked. Not while a call waits or runs: the
+        reply had arrived whole, and its calls are drawn cancelled, as the history holds them
+        (a resumed session draws no such line)."""
+        if not self._tool_busy:
+            self._ops.append(("interrupted", None))
 
     async def flush(self) -> None:
         ops, self._ops = self._ops, []
