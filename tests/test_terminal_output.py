@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-import tomli_w
+import tomlkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from loopback import error, openai_chat_reply
@@ -212,7 +212,7 @@ async def test_mcp_list_on_a_terminal_is_inert(tmp_path):
     config = tmp_path / "config"
     config.mkdir()
     (config / "config.toml").write_text(
-        tomli_w.dumps({"mcp": {"servers": {"odd": {"command": f"no-such-{TITLE}{CLIPBOARD}\x9b2J"}}}})
+        tomlkit.dumps({"mcp": {"servers": {"odd": {"command": f"no-such-{TITLE}{CLIPBOARD}\x9b2J"}}}})
     )
     result = await run_in_tty(["-m", "tractui", "mcp", "list"], tty_env(tmp_path))
     assert result.code == 1, result.err

@@ -11,7 +11,7 @@ import signal
 import sys
 from pathlib import Path
 
-import tomli_w
+import tomlkit
 from strict_servers import Step, StrictChat
 
 from tractui.cli.main import main
@@ -23,7 +23,7 @@ HERE = Path(__file__).parent
 def configure(tmp_path: Path, servers: dict[str, dict[str, object]]) -> dict[str, str]:
     config = tmp_path / "c"
     config.mkdir(exist_ok=True)
-    (config / "config.toml").write_text(tomli_w.dumps({"mcp": {"servers": servers}}))
+    (config / "config.toml").write_text(tomlkit.dumps({"mcp": {"servers": servers}}))
     return {**os.environ, "TRACTUI_CONFIG_DIR": str(config), "TRACTUI_DATA_DIR": str(tmp_path / "d")}
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import tomli_w
 from pydantic import BaseModel, ConfigDict, Field
 
+from tractui.config import toml_edit
 from tractui.config.files import parse_toml, validated, write_private
 from tractui.config.mcp import McpConfig
 from tractui.config.paths import config_dir as default_config_dir
@@ -27,6 +27,10 @@ class AppConfig(BaseModel):
     def unknown_keys(self) -> list[str]:
         return sorted(self.model_extra or {})
 
+    def chosen(self) -> dict[str, Any]:
+        """Only what someone chose: what the file would say."""
+        return self.model_dump(exclude_none=True, exclude_defaults=True)
+
 
 def app_config_path(config_dir: Path | None = None) -> Path:
     return (config_dir or default_config_dir()) / "config.toml"
@@ -35,20 +39,20 @@ def app_config_path(config_dir: Path | None = None) -> Path:
 def load_app_config(config_dir: Path | None = None) -> AppConfig:
     """Read ``config.toml``; a missing file is the empty config, a broken one a ``ProfileError``."""
     path = app_config_path(config_dir)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return AppConfig()
-    except (OSError, UnicodeDecodeError) as err:
-        raise ProfileError(f"{path}: cannot read ({err})") from None
-    data = parse_toml(text, path)
-    return validated(lambda: AppConfig(**data), str(path))
+    text = _read(path)
+    return AppConfig() if text is None else _parsed(text, path)
 
 
 def save_app_config(config: AppConfig, config_dir: Path | None = None) -> Path:
+    """Write ``config`` to ``config.toml`` as the edits that turn the file there into it: what the
+    file says besides (comments, blank lines, key order, keys at their defaults) stays."""
     path = app_config_path(config_dir)
-    data = config.model_dump(exclude_none=True, exclude_defaults=True)  # only what someone chose
-    write_private(path, tomli_w.dumps(data))
+    text = _read(path)
+    if text is None:
+        write_private(path, toml_edit.dumps(config.chosen()))
+        return path
+    before = _parsed(text, path).chosen()
+    write_private(path, toml_edit.edited(text, path, lambda doc: toml_edit.merge(doc, before, config.chosen())))
     return path
 
 
@@ -57,3 +61,17 @@ def update_app_config(config_dir: Path | None = None, **changes: Any) -> AppConf
     config = load_app_config(config_dir).model_copy(update=changes)
     save_app_config(config, config_dir)
     return config
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ProfileError(f"{path}: cannot read ({err})") from None
+
+
+def _parsed(text: str, path: Path) -> AppConfig:
+    data = parse_toml(text, path)
+    return validated(lambda: AppConfig(**data), str(path))

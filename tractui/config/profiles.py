@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tractui.config.files import parse_toml, validated, write_private
 from tractui.config.paths import config_dir as default_config_dir
 from tractui.config.paths import shipped_dir
+from tractui.config.profile_file import flatten, profile_text, profile_to_toml
 from tractui.core.settings import Settings, closest, parse_value, spec_for
 from tractui.core.urls import url_credentials
 from tractui.errors import ProfileError, SettingError
@@ -35,7 +35,6 @@ _KEY_PREFIXES = ("sk-", "sk_", "AIza", "xai-", "gsk_", "hf_", "ghp_", "github_pa
 _KEY_INSIDE = re.compile(
     r"(?<![A-Za-z0-9])(?:" + "|".join(re.escape(p) for p in _KEY_PREFIXES) + r")[A-Za-z0-9_\-]{16,}"
 )
-HEADER = "# tractui profile. api_key_env names the environment variable holding the key; never put a key here.\n"
 
 
 def looks_like_key(value: str) -> bool:
@@ -203,7 +202,7 @@ class ProfileStore:
                     "put the key in an environment variable and name it with api_key_env"
                 )
         path = self.user_dir / f"{profile.name}.toml"
-        write_private(path, HEADER + tomli_w.dumps(data))
+        write_private(path, profile_text(profile, path, _existing(path)))
         return path
 
     def entries(self) -> list[ProfileEntry]:
@@ -259,7 +258,7 @@ def read_profile(path: Path, name: str) -> Profile:
     if not isinstance(raw_settings, dict):
         raise ProfileError(f"{path}: 'settings' must be a table ([settings])")
     settings: dict[str, Any] = {}
-    for key, value in _flatten(raw_settings).items():
+    for key, value in flatten(raw_settings).items():
         try:
             spec = spec_for(key)
         except SettingError as err:
@@ -290,42 +289,6 @@ def read_profile(path: Path, name: str) -> Profile:
     return validated(lambda: Profile(name=name, settings=settings, warnings=tuple(warnings), **fields), str(path))
 
 
-def profile_to_toml(profile: Profile) -> dict[str, Any]:
-    """The TOML document for ``profile``: fields, then ``[settings]`` nested by dotted key."""
-    data: dict[str, Any] = {"provider": profile.provider, "model": profile.model}
-    for field in ("base_url", "api_key_env", "description"):
-        value = getattr(profile, field)
-        if value is not None:
-            data[field] = value
-    if profile.mcp_servers is not None:
-        data["mcp_servers"] = list(profile.mcp_servers)
-    data.update(profile.other_keys)
-    settings: dict[str, Any] = {}
-    for key, value in profile.settings.items():
-        if value is None:  # None is the default of every optional key and TOML has no null
-            continue
-        *parents, leaf = key.split(".")
-        table = settings
-        for part in parents:
-            table = table.setdefault(part, {})
-        table[leaf] = list(value) if isinstance(value, tuple) else value
-    if settings:
-        data["settings"] = settings
-    return data
-
-
-def _flatten(table: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """``{"reasoning": {"effort": "high"}}`` → ``{"reasoning.effort": "high"}``."""
-    out: dict[str, Any] = {}
-    for key, value in table.items():
-        full = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out.update(_flatten(value, f"{full}."))
-        else:
-            out[full] = value
-    return out
-
-
 def _strings(data: Any, where: str = "") -> list[tuple[str, str]]:
     """Every string in a TOML document with its dotted location."""
     if isinstance(data, str):
@@ -353,6 +316,18 @@ def _field_hint(key: str) -> str:
         near = closest(key, list(FIELDS))
         return f"; did you mean {near[0]}?" if near else ""
     return f"; settings go under [settings] ({spec.key})"
+
+
+def _existing(path: Path) -> str | None:
+    """The file a save edits, or ``None`` when there is none yet."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (FileNotFoundError, NotADirectoryError):  # nothing there (a file in the folder's place fails the write)
+        return None
+    except OSError as err:
+        raise ProfileError(f"cannot write {path}: {err.strerror or err}") from None
+    except UnicodeDecodeError:
+        raise ProfileError(f"cannot write {path}: the file there is not UTF-8 text; it is left as it is") from None
 
 
 def _toml_files(folder: Path) -> list[Path]:
