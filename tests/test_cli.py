@@ -60,12 +60,13 @@ def test_the_command_line_imports_no_textual_before_the_frame_rate_is_set():
 
 def test_start_up_and_the_resumed_conversation_load_no_http_client_until_a_provider_is_made(tmp_path):
     """The first frame and the newest message of a resumed session come before httpx's import;
-    the first frame also before the tools', the tokenizer's and the session export's."""
+    the first frame also before the tools', the tokenizer's, the session export's and the TOML
+    editor's (tomlkit, loaded when a file is written)."""
     code = f"""
 import sys
 import tractui.cli.main, tractui.ui.launch, tractui.config.startup, tractui.ui.app, tractui.ui.pending
 import tractui.store.history
-later = ("httpx", "tiktoken", "tractui.tools.toolbox", "tractui.ui.screens.tools", "tractui.store.imports")
+later = ("httpx", "tiktoken", "tractui.tools.toolbox", "tractui.ui.screens.tools", "tractui.store.imports", "tomlkit")
 print(",".join(name for name in later if name in sys.modules) or "-")
 from tractui.config.mcp import McpConfig
 from tractui.conversation.conversation import Conversation
