@@ -122,7 +122,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("export", "[md|json] [PATH]", "export this session", EXPORT_FORMATS),
     CommandSpec("theme", "[NAME]", "switch the colour theme"),
     CommandSpec("tools", "", "MCP servers and their tools; switch a tool off or on"),
-    CommandSpec("clear", "", "clear the screen (the history stays)"),
+    CommandSpec("clear", "", "clear the screen (the history, and what the model is sent, stay)"),
     CommandSpec("quit", "", "leave tractui"),
 )
 BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}

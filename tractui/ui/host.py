@@ -150,7 +150,7 @@ class CommandHost:
         if await self._busy():
             return
         self.chat.conversation.new_session()
-        await self.chat.show_history()
+        await self.chat.show_history(fresh=True)
         await self.chat.note("New session. The previous one is in /sessions.")
 
     async def _do_sessions(self, _: str) -> None:
@@ -166,7 +166,7 @@ class CommandHost:
         if session_id is None:
             return
         self.chat.conversation.open_session(session_id)
-        await self.chat.show_history()
+        await self.chat.show_history(fresh=True)
         await self.follow_session_profile()
 
     async def follow_session_profile(self) -> None:

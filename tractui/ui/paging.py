@@ -12,7 +12,7 @@ from above it (mounted before the marker, below what the user reads).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from tractui.ui.widgets.earlier import EarlierMessages
@@ -34,11 +34,25 @@ class HistoryPager:
         self._lock = asyncio.Lock()  # one drawing at a time: Ctrl+Home waits for the batch under way
         # the chain and the first commit drawn, while the entries above it are not read yet
         self._unread: tuple[Callable[[int | None], list[Commit]], str] | None = None
+        # what /clear took off the screen: a redraw of the session (after a compaction) leaves it off
+        self.cleared: frozenset[str] = frozenset()
 
-    def forget(self) -> None:
-        """The view was cleared: nothing is left to draw further up."""
+    def forget(self, cleared: Iterable[str] = ()) -> None:
+        """The view was cleared (of the commits ``cleared``, the chain so far): nothing is left
+        to draw further up, and a redraw of this session does not bring them back."""
         self.earlier = []
         self._unread = None
+        self.cleared |= frozenset(cleared)
+
+    def show_all(self) -> None:
+        """Another session, or one opened anew: every message of it may be drawn."""
+        self.cleared = frozenset()
+
+    def _kept(self, entries: list[Entry]) -> list[Entry]:
+        """``entries`` less those /clear took off the screen."""
+        if not self.cleared:
+            return entries
+        return [entry for entry in entries if not all(commit.id in self.cleared for commit in entry.commits)]
 
     @property
     def _more(self) -> bool:
@@ -75,7 +89,8 @@ class HistoryPager:
         from tractui.ui import history  # Markdown and the store's chain rules: after the first frame
 
         drawn, earlier = history.newest_of(chain, batch)
-        self.earlier = earlier or []
+        drawn = self._kept(drawn)
+        self.earlier = self._kept(earlier or [])
         self._unread = None if earlier is not None or not drawn else (chain, drawn[0].commits[0].id)
         marker = EarlierMessages()
         widgets = [
@@ -100,7 +115,7 @@ class HistoryPager:
         self._unread = None
         pending = history.entries(chain(None))
         at = next((i for i, entry in enumerate(pending) if entry.commits[0].id == first), 0)
-        self.earlier = pending[:at]
+        self.earlier = self._kept(pending[:at])
         self._tell(chat, chat.query_one(EarlierMessages))
 
     async def show_earlier(self, chat: ChatLog, *, batch: int, folded: bool, public: bool, down: bool = False) -> None:

@@ -46,6 +46,7 @@ from tractui.ui.widgets.tool_call import ToolCallView
 STEP_PAUSE = 0.001  # seconds between steps of start-up work: a real pause lets a key's hops all run
 SETTLE_RETRY = 1.0  # seconds before settling the heap is tried again while a reply streams or a dialog is up
 COMPACT_CANCELLED = "Compaction cancelled; the history is unchanged."
+SCREEN_CLEARED = "Screen cleared; the history is kept (/sessions, --continue)."
 
 if TYPE_CHECKING:
     from tractui.conversation.compaction.run import CompactionEvent, CompactionResult
@@ -369,15 +370,22 @@ class ChatScreen(Screen[None]):
 
     # -- history -----------------------------------------------------------
     async def show_history(
-        self, *, initial: bool = False, chain: Callable[[int | None], list[Commit]] | None = None
+        self,
+        *,
+        initial: bool = False,
+        chain: Callable[[int | None], list[Commit]] | None = None,
+        fresh: bool = False,
     ) -> None:
         """Show the current session's branch (``chain``, before the conversation is built):
-        on start-up above the notices and anything typed meanwhile; after /new, /sessions or
-        /compact in place of the view.
+        on start-up above the notices and anything typed meanwhile; after /new or /sessions
+        (``fresh``: a session opened, every message of it shown) or a compaction in place of
+        the view, which leaves off what /clear took off it, under the line /clear wrote.
 
         The newest message is drawn first and painted on its own; the messages above it,
         to a few screens, come after (on start-up, once the tokenizer is loaded)."""
         chat = self.query_one(ChatLog)
+        if fresh:
+            self.pager.show_all()
         with self.app.batch_update():  # no frame of an empty log between the old view and the new
             if not initial:
                 await chat.remove_children()
@@ -389,6 +397,8 @@ class ChatScreen(Screen[None]):
                 folded=self.thinking_folded,
                 public=self._public_markdown,
             )
+            if self.pager.cleared:  # at the top, above what is drawn later further up
+                await chat.mount(Static(SCREEN_CLEARED, markup=False, classes="note"), before=chat.children[0])
             chat.jump_to_end()
         self._history_shown.set()
         if not initial:
@@ -802,10 +812,12 @@ class ChatScreen(Screen[None]):
         return ""
 
     async def clear_view(self) -> None:
-        self.pager.forget()
+        """Take the session so far off the screen (not out of the history, nor of what is sent):
+        a redraw of the session after a compaction leaves it off too."""
+        self.pager.forget(commit.id for commit in self.conversation.history())
         await self.query_one(ChatLog).remove_children()
         self.action_follow()  # nothing is left to read further up: no bar, the next note in view
-        await self.note("Screen cleared; the history is kept (/sessions, --continue).")
+        await self.note(SCREEN_CLEARED)
         self._view_replaced()
 
 
