@@ -200,3 +200,71 @@ async def test_esc_during_compact_cancels_it_in_one_line_and_writes_nothing(tmp_
         said = [n for n in _notes(app) if "ompact" in n]
         assert len(said) == 1 and said[0].startswith("compacted ")  # the result, under the redrawn view
         assert "Compacting…" not in screen_text(app) and said[0] in screen_text(app).replace("\n", " ")
+
+
+async def _cleared_after_four_turns(pilot) -> None:
+    """Four exchanges, then /clear, then one more: the screen holds the note and the last exchange."""
+    for i in range(4):
+        await type_line(pilot, f"question {i}: tell me about lists")
+        await settle(pilot)
+    await type_line(pilot, "/clear")
+    await settle(pilot)
+    await type_line(pilot, "after the clear")
+    await settle(pilot)
+
+
+async def _scrolled_to_the_top(pilot) -> list[str]:
+    """The questions the view holds once the user has scrolled all the way up and every older
+    message is drawn (the line counting them gone)."""
+    for _ in range(20):  # each time at the top draws a batch more
+        await pilot.press("ctrl+home")
+        await settle(pilot)
+        if not pilot.app.query_one("#earlier").display:
+            return [str(user.render()) for user in pilot.app.query(UserMessage)]
+    raise AssertionError("older messages are still not drawn")
+
+
+async def test_an_automatic_compaction_after_clear_does_not_bring_back_what_clear_cleared(tmp_path):
+    """/clear clears the screen; the history, and what is sent, stay (docs/ui.md): the redraw after
+    a compaction draws the session as a resume would, less what /clear took off the screen."""
+    from tractui.ui.screens.chat import SCREEN_CLEARED
+
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _cleared_after_four_turns(pilot)
+        assert any("question 0" in m.text for m in app.conversation.messages())  # still sent: the history stays
+        app.settings.set("context-limit", "4000")
+        app.settings.set("max-tokens", "256")
+        app.settings.set("compression-threshold", "0.1")  # past it: the next message compacts first
+        await type_line(pilot, "one more question")
+        await settle(pilot)
+        marker = app.query_one(SummaryMarker)  # compacted, and the view redrawn
+        assert await _scrolled_to_the_top(pilot) == ["after the clear", "one more question"]
+        assert "question 0" not in screen_text(app)
+        assert _notes(app)[0] == SCREEN_CLEARED  # the view begins as it did
+        reply = list(app.query(AssistantMessage))[-1]
+        assert "compacted" in reply.told()[-1].text  # the compaction's lines kept under the new view
+        sent = app.conversation.messages()  # what /clear left in the context is summarised, as any turn is
+        assert sent[0].text.startswith(prompt.SUMMARY_HEADER) and marker.replaced >= 4
+        assert not any(m.speaker == "human" and m.text.startswith("question 0") for m in sent)
+
+
+async def test_compact_and_a_redraw_after_clear_leave_the_cleared_turns_off_and_a_new_session_shows_all(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _cleared_after_four_turns(pilot)
+        app.settings.set("compaction.keepTurns", "1")
+        await type_line(pilot, "/compact")
+        await settle(pilot)
+        assert app.query(SummaryMarker), _notes(app)
+        assert await _scrolled_to_the_top(pilot) == ["after the clear"]
+        await type_line(pilot, "/set ui.markdown public")  # every answer drawn again
+        await settle(pilot)
+        assert await _scrolled_to_the_top(pilot) == ["after the clear"]
+        session = app.conversation.session_id
+        await type_line(pilot, "/new")
+        await settle(pilot)
+        assert session is not None
+        await app.chat.host._open_session(session)  # /sessions, this one picked: the whole session
+        await settle(pilot)
+        assert (await _scrolled_to_the_top(pilot))[0] == "question 0: tell me about lists"
