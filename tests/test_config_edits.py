@@ -181,3 +181,38 @@ def test_merge_reads_back_as_the_data_asked_for(
         text = toml_edit.edited(text, Path("t.toml"), lambda doc, old=old, new=new: toml_edit.merge(doc, old, new))
         assert tomllib.loads(text) == new
         assert not comment or text.startswith("# kept\n")
+
+
+def test_an_edit_that_would_not_read_back_as_asked_is_not_written(config_dir, monkeypatch):
+    """A safety net under the edits: a file is written only when it reads back as what was asked."""
+    from tractui.config import profile_file
+
+    config = config_dir / "config.toml"
+    config.write_text(CONFIG)
+    monkeypatch.setattr(toml_edit, "merge", lambda *_: None)  # an edit that goes wrong
+    with pytest.raises(ProfileError) as raised:
+        update_app_config(theme="nord")
+    assert (
+        str(raised.value) == f"cannot write {config}: the edit would not read back as asked; the file is left as it is"
+    )
+    assert config.read_text() == CONFIG
+    monkeypatch.setattr(profile_file, "_edit_settings", lambda *_: None)
+    with pytest.raises(ProfileError) as raised:
+        _saved_over(config_dir, PROFILE, {"temperature": "0.3"})
+    assert str(raised.value).endswith("the edit would not read back as the profile; the file is left as it is")
+    assert (config_dir / "profiles" / "work.toml").read_text() == PROFILE
+
+
+def test_an_edit_tomlkit_refuses_is_one_line_and_not_written(config_dir, monkeypatch):
+    from tomlkit.exceptions import KeyAlreadyPresent
+
+    def refused(*_: object) -> None:
+        raise KeyAlreadyPresent("theme")
+
+    config = config_dir / "config.toml"
+    config.write_text(CONFIG)
+    monkeypatch.setattr(toml_edit, "merge", refused)
+    with pytest.raises(ProfileError) as raised:
+        update_app_config(theme="nord")
+    assert str(raised.value) == f'cannot write {config}: Key "theme" already exists.; the file is left as it is'
+    assert config.read_text() == CONFIG

@@ -51,8 +51,11 @@ def save_app_config(config: AppConfig, config_dir: Path | None = None) -> Path:
     if text is None:
         write_private(path, toml_edit.dumps(config.chosen()))
         return path
-    before = _parsed(text, path).chosen()
-    write_private(path, toml_edit.edited(text, path, lambda doc: toml_edit.merge(doc, before, config.chosen())))
+    before, after = _parsed(text, path).chosen(), config.chosen()
+    edited = toml_edit.edited(text, path, lambda doc: toml_edit.merge(doc, before, after))
+    if _parsed(edited, path).chosen() != after:  # the edit must say what was asked, or the file stays
+        raise ProfileError(f"cannot write {path}: the edit would not read back as asked; the file is left as it is")
+    write_private(path, edited)
     return path
 
 

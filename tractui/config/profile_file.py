@@ -10,13 +10,14 @@ the file has them (``toml_edit``).
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tractui.config import toml_edit
 from tractui.core.settings import parse_value, spec_for
-from tractui.errors import SettingError
+from tractui.errors import ProfileError, SettingError
 
 if TYPE_CHECKING:
     from tractui.config.profiles import Profile
@@ -32,7 +33,13 @@ def profile_text(profile: Profile, path: Path, old: str | None) -> str:
     data = profile_to_toml(profile)
     if old is None:
         return HEADER + toml_edit.dumps(data)
-    return toml_edit.edited(old, path, lambda document: _edit(document, data, profile.settings))
+    wanted = {key: value for key, value in profile.settings.items() if value is not None}
+    text = toml_edit.edited(old, path, lambda document: _edit(document, data, wanted))
+    if not _reads_back(tomllib.loads(text), data, wanted):  # the edit must say what the session has, or the file stays
+        raise ProfileError(
+            f"cannot write {path}: the edit would not read back as the profile; the file is left as it is"
+        )
+    return text
 
 
 def profile_to_toml(profile: Profile) -> dict[str, Any]:
@@ -71,7 +78,24 @@ def flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _edit(document: MutableMapping[str, Any], data: dict[str, Any], settings: dict[str, Any]) -> None:
+def _reads_back(read: dict[str, Any], data: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    """The file as ``read_profile`` reads it has the session's setup: its fields and every setting."""
+    if any(read.get(field) != data.get(field) for field in SESSION_FIELDS):
+        return False
+    table = read.get("settings", {})
+    found: dict[str, Any] = {}
+    for name, raw in flatten(table if isinstance(table, dict) else {}).items():
+        try:
+            key = spec_for(name).key
+        except SettingError:
+            continue
+        found[key] = _canonical(key, raw)
+    return all(
+        found.get(key, spec_for(key).default) == wanted.get(key, spec_for(key).default) for key in found.keys() | wanted
+    )
+
+
+def _edit(document: MutableMapping[str, Any], data: dict[str, Any], wanted: dict[str, Any]) -> None:
     for field in SESSION_FIELDS:
         if field not in data:
             toml_edit.remove(document, field)
@@ -80,7 +104,7 @@ def _edit(document: MutableMapping[str, Any], data: dict[str, Any], settings: di
     for field, value in data.items():  # what only the file knows (a description, unknown keys): added, never removed
         if field not in (*SESSION_FIELDS, "settings") and _plain(document.get(field)) != value:
             toml_edit.put(document, field, value)
-    _edit_settings(document, {key: value for key, value in settings.items() if value is not None})
+    _edit_settings(document, wanted)
 
 
 def _edit_settings(document: MutableMapping[str, Any], wanted: dict[str, Any]) -> None:

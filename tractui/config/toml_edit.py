@@ -15,6 +15,7 @@ read with the standard library's ``tomllib``).
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeGuard
@@ -37,11 +38,12 @@ def edited(text: str, path: Path, change: Callable[[Table], None]) -> str:
     if text and not text.endswith("\n"):  # a last line without its end: what is added goes on lines of its own
         text += "\n"
     try:
-        document = tomlkit.parse(text)
-    except TOMLKitError as err:  # tomllib read it; the layout-keeping parser may still refuse an oddity
+        document = tomlkit.parse(text)  # tomllib read it; the layout-keeping parser may still refuse an oddity
+        change(document)
+        out = document.as_string()
+        tomllib.loads(out)  # never a file that does not read back
+    except (TOMLKitError, tomllib.TOMLDecodeError) as err:
         raise ProfileError(f"cannot write {path}: {str(err).splitlines()[0]}; the file is left as it is") from None
-    change(document)
-    out = document.as_string()
     if out.endswith("\n\n") and not text.endswith("\n\n"):  # a table added last ends with a blank line
         out = out.rstrip("\n") + "\n"
     return out
