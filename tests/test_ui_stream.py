@@ -387,6 +387,9 @@ async def test_a_command_that_redraws_the_view_waits_for_the_streaming_reply(tmp
     loopback.add(stalled(chat_stream(["pondering"], ["Half"], usage=None, finish=False)))
     app = build_app(tmp_path, config=loop_config(loopback))
     async with app.run_test(size=SIZE) as pilot:
+        # ready first: a line typed during start-up is queued, and the queue holds later commands until
+        # its reply ends (under load the command was queued behind the stalled reply, and said nothing)
+        await wait_for(pilot, lambda: app.chat.ready)
         await type_line(pilot, "first")
         await wait_for(pilot, lambda: any(a.text == "Half" for a in app.query(AnswerView)))
         await app.chat.run_command(command)
