@@ -68,6 +68,14 @@ def thinking_config(settings: Settings) -> dict[str, Any] | None:
     return config
 
 
+def checks_signatures(model: str) -> bool:
+    """Whether the model refuses a tool-loop step whose first call has no signature: Gemini 3 and
+    later. An id it does not recognise counts (an alias such as ``gemini-flash-latest``, a proxy's
+    own name, a later Gemini): only the 1.x and 2.x models and Gemma are known not to check."""
+    name = model.rsplit("/", 1)[-1].lower()
+    return not name.startswith(("gemini-1", "gemini-2", "gemma"))
+
+
 def _args(arguments: str) -> Any:
     try:
         value = loads(arguments) if arguments.strip() else {}
@@ -80,7 +88,8 @@ def _model_parts(
     content: Content, native_ok: bool, model: str, settings: Settings, *, current_turn: bool = False
 ) -> list[dict[str, Any]]:
     """A model turn's parts; each signature stays on the exact part it came with. A step of a
-    Gemini 3 tool loop that another model made gets the documented placeholder on its first call."""
+    tool loop that another model made gets the documented placeholder on its first call, for a
+    model that checks signatures (``checks_signatures``)."""
     parts: list[dict[str, Any]] = []
     first_call = True
     for block in content.blocks:
@@ -101,7 +110,7 @@ def _model_parts(
             signature = block.provider_metadata.get("thought_signature")
             if native_ok and signature:
                 part["thoughtSignature"] = signature
-            elif not native_ok and first_call and "gemini-3" in model:
+            elif not native_ok and first_call and checks_signatures(model):
                 part["thoughtSignature"] = SKIP_SIGNATURE
             first_call = False
             parts.append(part)
