@@ -370,7 +370,7 @@ async def test_a_message_sent_while_a_reply_streams_stays_in_the_prompt(tmp_path
         await wait_for(pilot, lambda: any(a.text == "Half" for a in app.query(AnswerView)))
         await type_line(pilot, "too soon")
         await pilot.pause()
-        assert app.query_one("#input").text == "too soon"
+        assert app.query_one("#input").text == "too soon\n"  # the Enter a line break: typing goes on below
         assert "still streaming" in str(app.query(".note")[-1].render())
         assert [u.text for u in app.query(UserMessage)] == ["first"]
         await pilot.press("escape")
@@ -379,6 +379,31 @@ async def test_a_message_sent_while_a_reply_streams_stays_in_the_prompt(tmp_path
         await settle(pilot)
         assert [u.text for u in app.query(UserMessage)] == ["first", "too soon"]
         assert app.query(AnswerView)[-1].text == "second answer"
+
+
+async def test_lines_refused_while_a_reply_streams_stay_in_the_prompt_said_once(tmp_path, loopback):
+    """Each refused line said "still streaming" again, and the lines stayed under the finished
+    answer; a burst typed after a refused Enter ran on into the line (``abcdef``); /compact took the
+    command out of the prompt. Now: one line, gone with the reply; the burst on a line of its own;
+    a command refused stays in the prompt like a message."""
+    loopback.add(stalled(chat_stream(["pondering"], ["Half"], usage=None, finish=False)))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.chat.ready)
+        await type_line(pilot, "first")
+        await wait_for(pilot, lambda: any(a.text == "Half" for a in app.query(AnswerView)))
+        await pilot.press(*"abc", "enter", *"def")
+        await pilot.pause()
+        assert app.query_one("#input").text == "abc\ndef"  # it ran on as "abcdef"
+        app.query_one("#input").clear()
+        await type_line(pilot, "/compact")
+        await pilot.pause()
+        assert app.query_one("#input").text == "/compact\n"
+        still = [n for n in app.query(".note") if "still streaming" in str(n.render())]
+        assert len(still) == 1 and "your command stays in the prompt" in str(still[0].render())
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not [n for n in app.query(".note") if "still streaming" in str(n.render())]
 
 
 @pytest.mark.parametrize("command", ["/clear", "/new", "/retry"])
@@ -468,3 +493,16 @@ async def test_thinking_the_provider_omits_is_one_line_live_and_after_a_resume(t
     async with resumed.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert [str(m.render()) for m in resumed.query(RedactedMarker)] == live
+
+
+def test_a_folded_paste_counts_the_lines_it_has_and_one_token_is_a_token():
+    """A 60-line paste ends in a line break: "48 more lines" (it said 49); "· 1 token" (it said "1 tokens")."""
+    from tractui.ui.widgets.thinking import ThinkingView
+
+    pasted = "\n".join(f"line {i}" for i in range(60)) + "\n"
+    assert str(UserMessage(pasted).render()).endswith("▸ … 48 more lines (click to show them)")
+    view = ThinkingView(len, lambda: 0.0, text="one", elapsed=0.0)
+    view.tokens = 1
+    assert view._header().endswith("· 1 token")
+    view.tokens = 2
+    assert view._header().endswith("· 2 tokens")

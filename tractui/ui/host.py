@@ -34,6 +34,7 @@ class CommandHost:
     def __init__(self, chat: ChatScreen) -> None:
         self.chat = chat
         self._models: dict[tuple[str, str], list[ModelInfo]] = {}  # per endpoint, for the session
+        self._line = ""  # the command line being run
 
     # -- CommandContext ----------------------------------------------------
     @property
@@ -96,6 +97,7 @@ class CommandHost:
             await self.fetch_models()
 
     async def run(self, line: str) -> None:
+        self._line = line  # put back in the prompt by a command that cannot run while a reply streams
         result = commands.dispatch(line, self)
         if result.action is None:
             if result.message:
@@ -144,6 +146,8 @@ class CommandHost:
         await self.chat.show_context()
 
     async def _do_compact(self, instructions: str) -> None:
+        if await self._busy():
+            return
         await self.chat.compact(instructions or None)
 
     async def _do_new(self, _: str) -> None:
@@ -299,6 +303,6 @@ class CommandHost:
 
     async def _busy(self) -> bool:
         if self.chat.streaming:
-            await self.chat.note(STILL_STREAMING, error=True)
+            await self.chat.still_streaming(keep=self._line)
             return True
         return False

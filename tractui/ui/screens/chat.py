@@ -87,6 +87,7 @@ class ChatScreen(Screen[None]):
             conversation if not isinstance(conversation, PendingConversation) else None
         )
         self._queued: list[str] = []
+        self._streaming_note: Static | None = None  # "a reply is still streaming", until it ends
         self._draining = True  # until the history is drawn: a line sent before would be drawn twice
         self._notices = notices
         self.clock = clock
@@ -361,6 +362,19 @@ class ChatScreen(Screen[None]):
         )
 
     # -- notes in the conversation -----------------------------------------
+    async def still_streaming(self, *, keep: str | None = None) -> None:
+        """Say why a line was not acted on while a reply streams: once, under the reply (a line
+        said before is taken away), gone when the reply ends. The line (``keep``) goes back in
+        the prompt; what was typed after its Enter (a burst) on a line of its own below it."""
+        text = STILL_STREAMING
+        if keep is not None:  # the Enter that was not acted on is a line break: what comes next goes below
+            box = self.query_one(InputBox)
+            box.set_text(f"{keep}\n{box.text}")
+            text += f"; your {'command' if _is_command_line(keep) else 'message'} stays in the prompt"
+        if self._streaming_note is not None:
+            await self._streaming_note.remove()
+        self._streaming_note = await self.note(text, error=True)
+
     async def note(self, text: str, *, error: bool = False) -> Static:
         """A line from tractui itself (command output, notices), not from the model."""
         widget = Static(sanitize(text), markup=False, classes="note -error" if error else "note")
@@ -477,12 +491,11 @@ class ChatScreen(Screen[None]):
     @on(InputBox.Submitted)
     async def _submitted(self, event: InputBox.Submitted) -> None:
         box = self.query_one(InputBox)  # emptied by Enter; it may hold keys typed since
-        text = event.text
+        text = event.text.rstrip("\n")  # a line break left at the end (a refused Enter's) ends nothing
         if not text.strip():
             return
         if self.streaming and (self.editing or not _is_command_line(text)):
-            box.set_text(text + box.text)
-            await self.note(f"{STILL_STREAMING}; your message stays in the prompt", error=True)
+            await self.still_streaming(keep=text)
             return
         box.remember(text)
         if not self.ready:
@@ -505,7 +518,7 @@ class ChatScreen(Screen[None]):
     async def resend_edited(self, text: str) -> None:
         asked_at = time.perf_counter()
         if self.streaming:
-            await self.note(STILL_STREAMING, error=True)
+            await self.still_streaming()
             return
         await self._drop_last_reply(keep_user=False)
         await self.query_one(ChatLog).mount(UserMessage(sanitize(text)))
@@ -514,7 +527,7 @@ class ChatScreen(Screen[None]):
     async def send(self, text: str) -> None:
         asked_at = time.perf_counter()
         if self.streaming:
-            await self.note(STILL_STREAMING, error=True)
+            await self.still_streaming()
             return
         await self.query_one(ChatLog).mount(UserMessage(sanitize(text)))
         await self.start_reply(lambda: self.conversation.send(text), asked_at)
@@ -538,6 +551,11 @@ class ChatScreen(Screen[None]):
         compacted = _compactions(self.conversation)
 
         async def ended() -> None:
+            if not self.is_attached:  # the app is closing: its widgets are going or gone
+                return
+            if self._streaming_note is not None:
+                await self._streaming_note.remove()
+                self._streaming_note = None
             if _compactions(self.conversation) != compacted:
                 await self._show_compacted(renderer.message)
             self.refresh_gauge()
@@ -737,9 +755,6 @@ class ChatScreen(Screen[None]):
         await self.app.push_screen(ContextScreen(reading, _compactions(self.conversation)))
 
     async def compact(self, instructions: str | None) -> None:
-        if self.streaming:
-            await self.note(STILL_STREAMING, error=True)
-            return
         # loaded with the first /compact, not at start-up
         from tractui.conversation.compaction.preflight import compact_conversation
 

@@ -37,18 +37,19 @@ class UserMessage(Static):
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.folded = text.count("\n") + 1 > FOLD_OVER
+        # its lines: a line break at the end starts no line of its own (a paste usually ends in one)
+        self._lines = text.removesuffix("\n").split("\n")
+        self.folded = len(self._lines) > FOLD_OVER
         super().__init__(self._shown(), markup=False, classes="user-message")
 
     def _shown(self) -> str:
         if not self.folded:
             return self.text
-        lines = self.text.split("\n")
-        more = len(lines) - FOLDED_LINES
-        return "\n".join(lines[:FOLDED_LINES]) + f"\n▸ … {more} more lines (click to show them)"
+        more = len(self._lines) - FOLDED_LINES
+        return "\n".join(self._lines[:FOLDED_LINES]) + f"\n▸ … {more} more lines (click to show them)"
 
     def on_click(self) -> None:
-        if self.text.count("\n") + 1 > FOLD_OVER and not self.screen.get_selected_text():
+        if len(self._lines) > FOLD_OVER and not self.screen.get_selected_text():
             self.folded = not self.folded
             self.update(self._shown())
 

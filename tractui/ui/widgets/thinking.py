@@ -136,7 +136,7 @@ class ThinkingView(Column):
 
     def _header(self) -> str:
         marker = "▸ " if self.folded else ""
-        count = f" · {fmt.tokens(self.tokens)} tokens" if self.tokens else ""
+        count = f" · {fmt.tokens(self.tokens)} token{'' if self.tokens == 1 else 's'}" if self.tokens else ""
         if self.elapsed is None:
             return f"{marker}Thinking… {fmt.duration(self._clock() - self._started)}{count}"
         folded = " (folded)" if self.folded else ""
