@@ -168,6 +168,36 @@ async def test_new_sessions_and_resume(tmp_path):
         assert app.query(".thinking")  # history shows its thinking too
 
 
+async def test_a_session_opened_shows_its_own_totals_before_its_earlier_messages_are_drawn(tmp_path, monkeypatch):
+    """The footer kept the previous session's totals until a batch of the opened one's earlier
+    messages was drawn (seconds on a long session)."""
+    import asyncio
+
+    from tractui.ui.screens.chat import ChatScreen
+
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "first session question")
+        first, totals = app.conversation.session_id, app.chat.totals
+        await run(pilot, "/new")
+        assert app.chat.totals != totals  # a new session: nothing yet
+        held = asyncio.Event()
+        drawing = ChatScreen.show_earlier
+
+        async def slow_earlier(self, **kwargs):
+            await held.wait()
+            await drawing(self, **kwargs)
+
+        monkeypatch.setattr(ChatScreen, "show_earlier", slow_earlier)
+        app.chat.run_worker(app.chat.host._open_session(first))
+        try:
+            await wait_for(pilot, lambda: app.conversation.session_id == first and app.query(UserMessage))
+            await wait_for(pilot, lambda: app.chat.totals == totals)  # while the earlier messages are held
+        finally:
+            held.set()
+        await settle(pilot)
+
+
 async def _resume(pilot, app, session_id):
     await run(pilot, "/sessions")
     picker = app.screen.query_one("#sessions-list")

@@ -416,6 +416,7 @@ class ChatScreen(Screen[None]):
             chat.jump_to_end()
         self._history_shown.set()
         if not initial:
+            self.refresh_totals()  # one query: the session's own totals with its newest message, not after the batch
             await self.show_earlier()
             self.call_after_refresh(self._refresh_footer)  # the messages first: the gauge reads the whole chain
             self.heap.replaced()  # the view frozen with the session is gone: settled once readied
