@@ -127,6 +127,16 @@ def test_sessions_list_latest_and_prefix(store):
     assert store.resolve_session(None) == s2
     with pytest.raises(StoreError, match="no session"):
         store.resolve_session("ZZZZ")
+    assert store.resolve_session("  ") == s2  # no id at all: the latest
+
+
+@pytest.mark.parametrize("ref", ["%", "_", "0_", "%" * 26])
+def test_a_session_prefix_is_text_not_a_pattern(store, ref):
+    """``--resume _`` opened the only session (LIKE's wildcards) until 2026-11-28."""
+    session = store.create_session()
+    store.append(session, "user", Content.human("alpha"))
+    with pytest.raises(StoreError, match="no session"):
+        store.resolve_session(ref)
 
 
 def test_totals_sum_every_branch(store):

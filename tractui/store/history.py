@@ -276,16 +276,20 @@ class HistoryStore:
         return row[0] if row else None
 
     def resolve_session(self, ref: str | None) -> str:
-        """A full id from ``ref`` (a unique prefix, case-insensitive) or the latest; ``StoreError`` if none."""
+        """A full id from ``ref`` (a unique prefix, case-insensitive) or the latest; ``StoreError`` if none.
+
+        The prefix is compared as text: ``%`` and ``_`` are characters no id holds, not LIKE's wildcards."""
+        ref = (ref or "").strip().upper()
         if not ref:
             latest = self.latest_session()
             if latest is None:
                 raise StoreError(f"no sessions yet in {self.path}")
             return latest
-        ref = ref.strip().upper()
         if self._conn.execute("SELECT 1 FROM sessions WHERE id = ?", (ref,)).fetchone():
             return ref
-        rows = self._conn.execute("SELECT id FROM sessions WHERE id LIKE ? LIMIT 2", (ref + "%",)).fetchall()
+        rows = self._conn.execute(
+            "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT 2", (len(ref), ref)
+        ).fetchall()
         if not rows:
             raise StoreError(f"no session '{ref}' in {self.path}")
         if len(rows) > 1:
