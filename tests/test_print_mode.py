@@ -14,6 +14,7 @@ import pytest
 from loopback import FIXTURES, error, openai_chat_reply, sse
 
 from tractui.cli.main import main
+from tractui.core.content import Content
 from tractui.store.history import HistoryStore
 
 KEY = "sk-print-mode-SECRET-0123456789"
@@ -150,6 +151,30 @@ async def test_continue_makes_multi_turn_from_the_shell(tmp_path, loopback):
     assert loopback.requests[2].headers["authorization"] == f"Bearer {KEY}"  # from the variable the session named
 
 
+async def test_resume_continues_that_session_on_its_own_setup(tmp_path, loopback):
+    """``-p --resume SESSION`` goes on in that session (a unique prefix, any case; the latest without
+    one), with the endpoint its last reply came from, as ``-p -c`` does; until 2026-11-28 it was
+    ignored: a new session on the default provider."""
+    loopback.add(openai_chat_reply("Hello Ada."), openai_chat_reply("Hello Bob."))
+    common = ("--provider", "openai", "--model", "m", "--base-url", loopback.url + "/v1", "--api-key-env")
+    _, out_ada, _ = await run_cli(tmp_path, "-p", "I am Ada", "--json", *common, "PRINT_TEST_KEY")
+    _, out_bob, _ = await run_cli(tmp_path, "-p", "I am Bob", "--json", *common, "PRINT_TEST_KEY")
+    ada, bob = json.loads(out_ada)["session"], json.loads(out_bob)["session"]
+    unique = next(i for i, (a, b) in enumerate(zip(ada, bob, strict=True)) if a != b) + 1
+    loopback.add(openai_chat_reply("You are Bob."), openai_chat_reply("You are Ada."))
+    code, out, err = await run_cli(tmp_path, "-p", "Who am I?", "--resume", "--json")  # no SESSION: the latest
+    assert code == 0, err
+    assert (json.loads(out)["session"], json.loads(out)["text"]) == (bob, "You are Bob.")
+    code, out, err = await run_cli(tmp_path, "-p", "Who am I?", "--resume", ada[:unique].lower(), "--json")
+    assert code == 0, err
+    assert (json.loads(out)["session"], json.loads(out)["text"]) == (ada, "You are Ada.")
+    sent = loopback.requests[3]
+    assert [m["content"] for m in sent.json["messages"]] == ["I am Ada", "Hello Ada.", "Who am I?"]
+    assert sent.json["model"] == "m" and sent.headers["authorization"] == f"Bearer {KEY}"  # the session's own setup
+    with HistoryStore(tmp_path / "data" / "history.db") as store:
+        assert {s.id for s in store.list_sessions()} == {ada, bob}
+
+
 async def test_provider_error_exits_1_with_message_on_stderr(tmp_path, loopback):
     loopback.add(error(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}))
     code, out, err = await run_cli(
@@ -216,6 +241,33 @@ def test_bad_usage_exits_2_and_writes_nothing(tmp_path, monkeypatch, capsys, arg
     if db.exists():
         with HistoryStore(db) as store:
             assert store.list_sessions() == []
+
+
+@pytest.mark.parametrize(
+    ("ref", "said"),
+    [("ZZZ", "tractui: no session 'ZZZ' in "), (None, "tractui: session prefix '{}' is ambiguous"), ("", None)],
+    ids=["unknown", "ambiguous", "latest-of-none"],
+)
+def test_resume_of_no_such_session_is_one_line_exit_2_and_writes_nothing(tmp_path, monkeypatch, capsys, ref, said):
+    """Until 2026-11-28 ``-p hi --resume ZZZ`` answered in a new session and exited 0."""
+    db = tmp_path / "data" / "history.db"
+    db.parent.mkdir(parents=True)
+    with HistoryStore(db) as store:
+        before = []
+        for text in ("one", "two") if ref != "" else ():
+            session = store.create_session()
+            store.append(session, "user", Content.human(text))
+            before.append((session, [c.id for c in store.chain(session)]))
+    if ref is None:  # a prefix of both
+        (one, _), (two, _) = before
+        ref = one[: next(i for i, (a, b) in enumerate(zip(one, two, strict=True)) if a != b)]
+        said = said.format(ref)
+    code, out, err = run_in_process(tmp_path, monkeypatch, capsys, "-p", "hi", "--resume", ref)
+    assert (code, out) == (2, "")
+    assert len(err.splitlines()) == 1 and err.startswith(said or "tractui: no sessions yet in ")
+    with HistoryStore(db) as store:
+        assert [(s, [c.id for c in store.chain(s)]) for s, _ in before] == before
+        assert len(store.list_sessions()) == len(before)
 
 
 async def test_demo_provider_with_nothing_configured(tmp_path):

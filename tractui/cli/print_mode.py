@@ -1,10 +1,11 @@
 """``tractui -p PROMPT``: one answer on stdout, thinking on stderr, for scripts and pipes.
 
-Exit codes: 0 success, 1 provider (or history store) error, 2 bad usage or
-output that cannot be written (a full disk), 130 interrupted by Ctrl+C, 141
-a reader that closed its pipe early (the partial reply is kept, marked
-interrupted, in all three).
-The reply is written to the same history as the app, so ``-c`` continues it.
+Exit codes: 0 success, 1 provider (or history store) error, 2 bad usage (an
+unknown or ambiguous ``--resume`` session included) or output that cannot be
+written (a full disk), 130 interrupted by Ctrl+C, 141 a reader that closed its
+pipe early (the partial reply is kept, marked interrupted, in all three).
+The reply is written to the same history as the app, so ``-c`` continues it,
+and ``--resume [SESSION]`` continues any session.
 """
 
 from __future__ import annotations
@@ -229,7 +230,11 @@ def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal
         err.write(f"tractui: {exc}\n")
         return EXIT_PROVIDER
     with store:
-        session_id = store.latest_session() if options.continue_ else None
+        try:
+            session_id = _continued(store, options)
+        except StoreError as exc:  # an unknown or ambiguous --resume SESSION: nothing is sent or written
+            err.write(f"tractui: {exc}\n")
+            return EXIT_USAGE
         if (last_reply := _last_reply(store, session_id, options)) is not None:
             startup = resolve_startup(options, last_reply=last_reply)  # flags checked above; the session's setup
         # --json prints once at the end: pacing the demo's words would only make the caller wait
@@ -293,6 +298,14 @@ def _told(conv: Conversation, outcome: _Outcome, err: Terminal) -> int:
         err.write(f"tractui: {outcome.error.message}\n")
         return EXIT_PROVIDER
     return EXIT_OK
+
+
+def _continued(store: HistoryStore, options: CliOptions) -> str | None:
+    """The session the run continues: ``--resume``'s (an id or unique prefix; the latest when
+    none, ``StoreError`` when there is none or no such one), ``-c``'s latest, or none."""
+    if options.resume is not None:
+        return store.resolve_session(options.resume or None)
+    return store.latest_session() if options.continue_ else None
 
 
 async def _run(conv: Conversation, toolbox: Toolbox | None, prompt: str, printer: _Printer, outcome: _Outcome) -> None:
