@@ -188,3 +188,24 @@ async def test_a_server_answering_with_a_lone_surrogate_escape_is_read_with_a_re
     assert [m["content"] for m in sent] == ["caf\ufffd.txt notes.md", "chatted"]
     log = (tmp_path / "d" / "mcp" / "raw.log").read_text(encoding="utf-8")
     assert "tractui: a message from the server could not be read: " in log and "starting the chatty" in log
+
+
+def talking_loop() -> StrictChat:
+    """Three requests: two steps that say something and call a tool, then the answer."""
+    return StrictChat(
+        [
+            Step("add first", calls=[("demo__add", {"a": 1, "b": 2})], text="Let me add those first."),
+            Step("then multiply", calls=[("demo__multiply", {"a": 3, "b": 4})], text="And multiply."),
+            Step("both known", text="It is 3 and 12."),
+        ]
+    )
+
+
+async def test_print_mode_prints_each_steps_text_as_a_paragraph_of_its_own(tmp_path, loopback):
+    """As the app shows them; until 2026-11-28 stdout ran them together (``first.And multiply.It is``)."""
+    env = configure(tmp_path, {"demo": DEMO_SERVER})
+    model = loopback.default = talking_loop()
+    code, out, err = await tractui(env, "-p", "1+2, 3*4?", *provider_flags(loopback), "--allow-all-tools")
+    assert code == 0, err
+    assert model.refusals == []
+    assert out == "Let me add those first.\n\nAnd multiply.\n\nIt is 3 and 12.\n"

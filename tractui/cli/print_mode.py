@@ -6,6 +6,9 @@ written (a full disk), 130 interrupted by Ctrl+C, 141 a reader that closed its
 pipe early (the partial reply is kept, marked interrupted, in all three).
 The reply is written to the same history as the app, so ``-c`` continues it,
 and ``--resume [SESSION]`` continues any session.
+
+In a tool loop a turn is several replies (one per request): stdout holds them
+all, each step's text a paragraph of its own, as the app shows them.
 """
 
 from __future__ import annotations
@@ -55,6 +58,12 @@ class _Outcome:
     tools: list[dict[str, Any]] = field(default_factory=list)  # each call of the turn, with its result
 
 
+def _gap(before: str) -> str:
+    """What goes between the text so far and a later step's: a blank line, counting the newlines it ends with."""
+    tail = before[-2:]
+    return "\n" * (2 - (len(tail) - len(tail.rstrip("\n"))))
+
+
 class _Printer:
     """Streams answer text to ``out`` and thinking to ``err``, keeping each stream's line endings tidy."""
 
@@ -63,7 +72,8 @@ class _Printer:
         self.show_thinking = show_thinking and not quiet
         self.quiet = quiet
         self.thinking_open = False
-        self.out_last = "\n"
+        self.out_tail = ""  # the last characters written to ``out``
+        self.step: object = None  # the reply (of a tool loop's several) whose text was written last
 
     def note(self, text: str) -> None:
         self.close_thinking()
@@ -84,17 +94,21 @@ class _Printer:
             self.err.flush()
             self.thinking_open = False
 
-    def text(self, text: str) -> None:
+    def text(self, text: str, step: object = None) -> None:
+        """Answer text of the reply ``step``: a later reply's starts a paragraph of its own."""
         if self.quiet or not text:
             return
         self.close_thinking()
+        if step is not self.step and self.out_tail:
+            text = _gap(self.out_tail) + text
+        self.step = step
         self.out.write(text)
         self.out.flush()
-        self.out_last = text[-1]
+        self.out_tail = (self.out_tail + text)[-2:]
 
     def end(self) -> None:
         self.close_thinking()
-        if not self.quiet and self.out_last != "\n":
+        if not self.quiet and self.out_tail and not self.out_tail.endswith("\n"):
             self.out.write("\n")
             self.out.flush()
 
@@ -141,7 +155,7 @@ async def _stream(conv: Conversation, prompt: str, printer: _Printer, outcome: _
         async for event in conv.send(prompt):
             match event:
                 case TextDelta():
-                    printer.text(event.text)
+                    printer.text(event.text, conv.assembler)
                 case ThinkingDelta():
                     printer.thinking(event.text)
                 case ThinkingEnd():
