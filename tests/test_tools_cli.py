@@ -201,6 +201,42 @@ def talking_loop() -> StrictChat:
     )
 
 
+async def test_print_mode_json_covers_every_step_of_a_tool_loop(tmp_path, loopback):
+    """Until 2026-11-28 ``--json`` held the last reply only: the earlier steps' text and thinking were
+    missing and ``usage`` counted one request of three."""
+    env = configure(tmp_path, {"demo": DEMO_SERVER})
+    model = loopback.default = talking_loop()
+    code, out, err = await tractui(env, "-p", "1+2, 3*4?", *provider_flags(loopback), "--json", "--allow-all-tools")
+    assert code == 0, err
+    assert model.refusals == []
+    result = json.loads(out)
+    assert result["text"] == "Let me add those first.\n\nAnd multiply.\n\nIt is 3 and 12."
+    assert result["reasoning"] == "add first\n\nthen multiply\n\nboth known"
+    assert [b["text"] for b in result["reasoning_blocks"]] == ["add first", "then multiply", "both known"]
+    one = {"input": 50, "output": 20, "reasoning": 0, "cached": 0}  # what the strict server reports per request
+    assert result["usage"] == {"input": 150, "output": 60, "reasoning": 0, "cached": 0}
+    assert result["finish_reason"] == "stop" and result["error"] is None
+    calls = [t["id"] for t in result["tools"]]
+    assert [t["tool"] for t in result["tools"]] == ["add", "multiply"]
+    assert result["steps"] == [
+        {
+            "text": "Let me add those first.",
+            "reasoning": "add first",
+            "usage": one,
+            "finish_reason": "tool_calls",
+            "tool_calls": calls[:1],
+        },
+        {
+            "text": "And multiply.",
+            "reasoning": "then multiply",
+            "usage": one,
+            "finish_reason": "tool_calls",
+            "tool_calls": calls[1:],
+        },
+        {"text": "It is 3 and 12.", "reasoning": "both known", "usage": one, "finish_reason": "stop", "tool_calls": []},
+    ]
+
+
 async def test_print_mode_prints_each_steps_text_as_a_paragraph_of_its_own(tmp_path, loopback):
     """As the app shows them; until 2026-11-28 stdout ran them together (``first.And multiply.It is``)."""
     env = configure(tmp_path, {"demo": DEMO_SERVER})

@@ -7,14 +7,16 @@ pipe early (the partial reply is kept, marked interrupted, in all three).
 The reply is written to the same history as the app, so ``-c`` continues it,
 and ``--resume [SESSION]`` continues any session.
 
-In a tool loop a turn is several replies (one per request): stdout holds them
-all, each step's text a paragraph of its own, as the app shows them.
+In a tool loop a turn is several replies (one per request): stdout and the
+``--json`` object hold them all, each step's text a paragraph of its own, as
+the app shows them, and ``usage`` is summed over the turn's requests.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, assert_never
 
@@ -24,7 +26,7 @@ from tractui.config.paths import history_path
 from tractui.config.startup import resolve_startup
 from tractui.conversation.conversation import Conversation
 from tractui.core.assemble import MessageAssembler
-from tractui.core.content import ThinkingBlock
+from tractui.core.content import ThinkingBlock, Usage
 from tractui.core.events import (
     Done,
     Notice,
@@ -62,6 +64,15 @@ def _gap(before: str) -> str:
     """What goes between the text so far and a later step's: a blank line, counting the newlines it ends with."""
     tail = before[-2:]
     return "\n" * (2 - (len(tail) - len(tail.rstrip("\n"))))
+
+
+def joined(texts: Iterable[str]) -> str:
+    """The steps' texts as stdout and the app show them: each a paragraph of its own."""
+    out = ""
+    for text in texts:
+        if text:
+            out = out + _gap(out) + text if out else text
+    return out
 
 
 class _Printer:
@@ -113,8 +124,7 @@ class _Printer:
             self.out.flush()
 
 
-def _usage_json(assembler: MessageAssembler) -> dict[str, int] | None:
-    usage = assembler.usage
+def _usage_json(usage: Usage | None) -> dict[str, int] | None:
     if usage is None:
         return None
     return {
@@ -125,13 +135,20 @@ def _usage_json(assembler: MessageAssembler) -> dict[str, int] | None:
     }
 
 
+def _summed(usages: Iterable[Usage | None]) -> Usage | None:
+    """The turn's usage: every request's that reported one, added up."""
+    known = [u for u in usages if u is not None]
+    return sum(known[1:], known[0]) if known else None
+
+
 def result_json(conv: Conversation, outcome: _Outcome) -> dict[str, Any]:
-    """The ``--json`` object: the reply, its thinking blocks, usage and the gauge's number."""
-    assembler = conv.assembler or MessageAssembler()
-    blocks = [b for b in assembler.content().blocks if isinstance(b, ThinkingBlock)]
+    """The ``--json`` object: the whole turn (every reply of a tool loop), its thinking blocks,
+    usage summed over its requests, each step on its own, and the gauge's number."""
+    replies = conv.replies or [MessageAssembler()]
+    blocks = [b for r in replies for b in r.content().blocks if isinstance(b, ThinkingBlock)]
     return {
-        "text": assembler.text,
-        "reasoning": assembler.reasoning,
+        "text": joined(r.text for r in replies),
+        "reasoning": joined(r.reasoning for r in replies),
         "reasoning_blocks": [
             {
                 "source_field": b.source_field,
@@ -141,12 +158,22 @@ def result_json(conv: Conversation, outcome: _Outcome) -> dict[str, Any]:
             }
             for b in blocks
         ],
-        "usage": _usage_json(assembler),
+        "usage": _usage_json(_summed(r.usage for r in replies)),
         "effective_context_tokens": conv.gauge().effective,
-        "finish_reason": "interrupted" if outcome.interrupted else assembler.finish_reason,
+        "finish_reason": "interrupted" if outcome.interrupted else replies[-1].finish_reason,
         "session": conv.session_id,
         "error": None if outcome.error is None else {"kind": outcome.error.kind, "message": outcome.error.message},
         "tools": outcome.tools,
+        "steps": [
+            {
+                "text": r.text,
+                "reasoning": r.reasoning,
+                "usage": _usage_json(r.usage),
+                "finish_reason": r.finish_reason,
+                "tool_calls": [c.id for c in r.content().tool_calls],
+            }
+            for r in conv.replies
+        ],
     }
 
 

@@ -88,6 +88,7 @@ class Conversation:
         self._counter = TokenCounter(config.model)
         self._compiler = Compiler()  # the chain's messages, kept from one send to the next
         self.assembler: MessageAssembler | None = None  # the reply streaming now, or the last one
+        self.replies: list[MessageAssembler] = []  # the last turn's replies, one per request, in order
         self.tools: ToolRunner | None = None  # the MCP tools offered to the model, when any are configured
         self.approve: Approver | None = None  # asks the user before a tool runs; none: calls needing consent are denied
         self._round: ToolRound | None = None
@@ -291,6 +292,7 @@ class Conversation:
         if self.streaming:
             raise ConversationError("a reply is already streaming; cancel it first")
         self._in_turn = True
+        self.replies = []
         try:
             rounds = 0
             while True:
@@ -437,6 +439,7 @@ class Conversation:
         }
         writer = self._writer = ReplyWriter(self.store, session_id, parent_id, stamps, self.profile_name)
         assembler = self.assembler = MessageAssembler()
+        self.replies.append(assembler)
         queue: asyncio.Queue[StreamEvent | _End] = asyncio.Queue()
         room = asyncio.Semaphore(AHEAD)
         self._cancelled = False
