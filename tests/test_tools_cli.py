@@ -245,3 +245,27 @@ async def test_print_mode_prints_each_steps_text_as_a_paragraph_of_its_own(tmp_p
     assert code == 0, err
     assert model.refusals == []
     assert out == "Let me add those first.\n\nAnd multiply.\n\nIt is 3 and 12.\n"
+
+
+async def test_print_mode_says_when_the_tool_loop_stops_at_its_step_limit(tmp_path, loopback):
+    """A model that keeps calling tools meets ``tools.maxSteps``: one ``tractui:`` line saying so and how to
+    raise it, exit 1, ``error`` in ``--json``; until 2026-11-28 it exited 0 with nothing on stdout and
+    ``error: null``. The session goes on with ``-c``."""
+    env = configure(tmp_path, {"demo": DEMO_SERVER})
+    model = loopback.default = StrictChat([Step("once more", calls=[("demo__add", {"a": 1, "b": 1})])])
+    limit = ("--set", "tools.maxSteps=2", "--allow-all-tools")
+    code, out, err = await tractui(env, "-p", "add forever", *provider_flags(loopback), *limit)
+    assert (code, out) == (1, "")
+    told = err.splitlines()[-1]
+    assert told.startswith("tractui: the tool loop stopped at its limit of 2 rounds of tool calls (tools.maxSteps)")
+    assert "--set tools.maxSteps=N" in told and "Traceback" not in err
+    code, out, err = await tractui(env, "-p", "add forever", *provider_flags(loopback), *limit, "--json")
+    assert code == 1, err
+    result = json.loads(out)
+    assert result["error"] == {"kind": "max_steps", "message": told.removeprefix("tractui: ")}
+    assert result["finish_reason"] == "tool_calls" and len(result["steps"]) == 2 and len(result["tools"]) == 2
+    assert result["usage"]["input"] == 100 and model.refusals == []
+    model.steps = [Step("done", text="Enough adding.")]
+    code, out, err = await tractui(env, "-p", "stop now", "-c", *provider_flags(loopback), "--allow-all-tools")
+    assert (code, out) == (0, "Enough adding.\n"), err
+    assert model.refusals == []

@@ -1,9 +1,10 @@
 """``tractui -p PROMPT``: one answer on stdout, thinking on stderr, for scripts and pipes.
 
-Exit codes: 0 success, 1 provider (or history store) error, 2 bad usage (an
-unknown or ambiguous ``--resume`` session included) or output that cannot be
-written (a full disk), 130 interrupted by Ctrl+C, 141 a reader that closed its
-pipe early (the partial reply is kept, marked interrupted, in all three).
+Exit codes: 0 success, 1 no answer came: a provider (or history store) error,
+or a tool loop stopped at ``tools.maxSteps``, 2 bad usage (an unknown or
+ambiguous ``--resume`` session included) or output that cannot be written (a
+full disk), 130 interrupted by Ctrl+C, 141 a reader that closed its pipe early
+(the partial reply is kept, marked interrupted, in all three).
 The reply is written to the same history as the app, so ``-c`` continues it,
 and ``--resume [SESSION]`` continues any session.
 
@@ -33,6 +34,7 @@ from tractui.core.events import (
     ReclassifyAsThinking,
     RedactedThinking,
     RetryWait,
+    StepLimit,
     StreamError,
     TextDelta,
     ThinkingDelta,
@@ -57,7 +59,19 @@ EXIT_OK, EXIT_PROVIDER, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 class _Outcome:
     interrupted: bool = False
     error: StreamError | None = None
+    step_limit: StepLimit | None = None  # the tool loop stopped at tools.maxSteps before the model answered
     tools: list[dict[str, Any]] = field(default_factory=list)  # each call of the turn, with its result
+
+    def stopped(self) -> str | None:
+        """The step limit as the turn's failure, in one line."""
+        if self.step_limit is None:
+            return None
+        rounds = self.step_limit.rounds
+        return (
+            f"the tool loop stopped at its limit of {rounds} round{'s' if rounds != 1 else ''} of tool calls "
+            "(tools.maxSteps) before the model answered; raise it with --set tools.maxSteps=N, "
+            "or go on in this session with -c"
+        )
 
 
 def _gap(before: str) -> str:
@@ -146,6 +160,11 @@ def result_json(conv: Conversation, outcome: _Outcome) -> dict[str, Any]:
     usage summed over its requests, each step on its own, and the gauge's number."""
     replies = conv.replies or [MessageAssembler()]
     blocks = [b for r in replies for b in r.content().blocks if isinstance(b, ThinkingBlock)]
+    error: dict[str, str] | None = None
+    if outcome.error is not None:
+        error = {"kind": outcome.error.kind, "message": outcome.error.message}
+    elif (stopped := outcome.stopped()) is not None:
+        error = {"kind": "max_steps", "message": stopped}
     return {
         "text": joined(r.text for r in replies),
         "reasoning": joined(r.reasoning for r in replies),
@@ -162,7 +181,7 @@ def result_json(conv: Conversation, outcome: _Outcome) -> dict[str, Any]:
         "effective_context_tokens": conv.gauge().effective,
         "finish_reason": "interrupted" if outcome.interrupted else replies[-1].finish_reason,
         "session": conv.session_id,
-        "error": None if outcome.error is None else {"kind": outcome.error.kind, "message": outcome.error.message},
+        "error": error,
         "tools": outcome.tools,
         "steps": [
             {
@@ -192,6 +211,8 @@ async def _stream(conv: Conversation, prompt: str, printer: _Printer, outcome: _
                         f"retrying in {event.seconds:.1f} s (attempt {event.attempt}/{event.max_attempts}): "
                         f"{event.reason}"
                     )
+                case StepLimit():  # told as the turn's failure once it has ended
+                    outcome.step_limit = event
                 case Notice():
                     printer.note(event.message)
                 case StreamError():
@@ -337,6 +358,9 @@ def _told(conv: Conversation, outcome: _Outcome, err: Terminal) -> int:
         return EXIT_INTERRUPTED
     if outcome.error is not None:
         err.write(f"tractui: {outcome.error.message}\n")
+        return EXIT_PROVIDER
+    if (stopped := outcome.stopped()) is not None:
+        err.write(f"tractui: {stopped}\n")
         return EXIT_PROVIDER
     return EXIT_OK
 

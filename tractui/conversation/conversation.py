@@ -24,7 +24,7 @@ from tractui.conversation.reply_writer import ReplyWriter
 from tractui.conversation.tool_loop import Approver, ToolRound, ToolRunner
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content, ToolCallBlock, Usage
-from tractui.core.events import Notice, StreamError, StreamEvent, TurnEvent
+from tractui.core.events import Notice, StepLimit, StreamError, StreamEvent, TurnEvent
 from tractui.core.gauge import CallBasis, ContextReading, ThinkingTokens, measure_context
 from tractui.core.reasoning import StripPolicy, remove_thinking, thinking_policy
 from tractui.core.settings import Settings
@@ -328,8 +328,9 @@ class Conversation:
                     return
                 rounds += 1
                 if rounds >= self.settings.view.tools_max_steps:
-                    yield Notice(
-                        f"stopped after {rounds} rounds of tool calls (tools.maxSteps); send a message to go on"
+                    yield StepLimit(
+                        f"stopped after {rounds} rounds of tool calls (tools.maxSteps); send a message to go on",
+                        rounds=rounds,
                     )
                     return
                 parent_id = round_.parent_id

@@ -111,6 +111,15 @@ class Notice:
     progress: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class StepLimit(Notice):
+    """The tool loop stopped at ``tools.maxSteps`` (``rounds`` rounds of calls) before the model
+    answered: a notice like any other to the app, which the user answers by sending a message;
+    print mode, which cannot, tells it as the turn's failure."""
+
+    rounds: int = 0
+
+
 ErrorKind = Literal[
     "auth",
     "missing_key",
