@@ -269,3 +269,27 @@ async def test_print_mode_says_when_the_tool_loop_stops_at_its_step_limit(tmp_pa
     code, out, err = await tractui(env, "-p", "stop now", "-c", *provider_flags(loopback), "--allow-all-tools")
     assert (code, out) == (0, "Enough adding.\n"), err
     assert model.refusals == []
+
+
+async def test_print_mode_says_which_allow_tool_names_allow_nothing(tmp_path, loopback):
+    """A mistyped ``--allow-tool`` was a silent denial until 2026-11-28. Once the servers have listed their
+    tools, each name that matches none is one line; a name for a server that did not start says that."""
+    env = configure(tmp_path, {"test": TEST_SERVER, "demo": DEMO_SERVER, "broken": {"command": "no-such-program-x"}})
+    model = loopback.default = StrictChat([Step("hi", text="Hello.")])
+    names = ["test.hugee", "test", "test.*", "broken.sleep", "demo.add", "demo__multiply", "now", "test.huge"]
+    allowed = [arg for name in names for arg in ("--allow-tool", name)]
+    code, out, err = await tractui(env, "-p", "hi", *provider_flags(loopback), *allowed)
+    assert (code, out) == (0, "Hello.\n"), err
+    assert model.refusals == []
+    warnings = [line for line in err.splitlines() if line.startswith("warning: --allow-tool")]
+    assert len(warnings) == 4, err
+    hugee, server, pattern, broken = warnings
+    assert hugee.startswith("warning: --allow-tool 'test.hugee' matches no tool: test has no tool 'hugee'")
+    assert "did you mean test.huge?" in hugee
+    assert server.startswith("warning: --allow-tool 'test' names a server, not a tool") and "huge" in server
+    assert pattern.startswith("warning: --allow-tool 'test.*' is a pattern, which --allow-tool does not read")
+    assert broken.startswith("warning: --allow-tool 'broken.sleep' cannot be checked: the server broken did not start")
+    assert "command not found: no-such-program-x" in broken
+    code, out, err = await tractui(configure(tmp_path, {}), "-p", "hi", *provider_flags(loopback), "--allow-tool", "x")
+    assert (code, out) == (0, "Hello.\n"), err
+    assert "warning: --allow-tool 'x' allows nothing: no MCP server is in use" in err.splitlines()

@@ -61,7 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME",
-        help="print mode: let the tool SERVER.TOOL run without asking (repeatable); others are denied",
+        help="print mode: let the tool SERVER.TOOL (or SERVER__TOOL, or the bare tool name; no patterns) run "
+        "without asking (repeatable); others are denied",
     )
     parser.add_argument("--allow-all-tools", action="store_true", help="print mode: let every tool run without asking")
 

@@ -16,6 +16,7 @@ the app shows them, and ``usage`` is summed over the turn's requests.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from tractui.cli.terminal import Terminal, one_line
 from tractui.config.options import CliOptions
 from tractui.config.paths import history_path
 from tractui.config.startup import resolve_startup
-from tractui.conversation.conversation import Conversation
+from tractui.conversation.conversation import SERVER_WAIT, Conversation
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import ThinkingBlock, Usage
 from tractui.core.events import (
@@ -48,6 +49,7 @@ from tractui.core.inert import json_text
 from tractui.errors import OutputError, StoreError, UserError
 from tractui.providers.demo import DemoProvider
 from tractui.store.history import Commit, HistoryStore
+from tractui.tools.allow import unmatched_allows
 from tractui.tools.setup import build_toolbox
 from tractui.tools.toolbox import Toolbox
 
@@ -331,8 +333,9 @@ def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal
             printer.note("no earlier session to continue; starting a new one")
         outcome = _Outcome()
         failed: OutputError | BrokenPipeError | None = None  # stdout could not take the answer
+        allow = () if options.allow_all_tools else options.allow_tools
         try:
-            asyncio.run(_run(conv, toolbox, prompt, printer, outcome))
+            asyncio.run(_run(conv, toolbox, prompt, printer, outcome, allow))
             if options.json:
                 out.write(json_text(result_json(conv, outcome)) + "\n")
                 out.flush()
@@ -373,12 +376,41 @@ def _continued(store: HistoryStore, options: CliOptions) -> str | None:
     return store.latest_session() if options.continue_ else None
 
 
-async def _run(conv: Conversation, toolbox: Toolbox | None, prompt: str, printer: _Printer, outcome: _Outcome) -> None:
+async def _run(
+    conv: Conversation,
+    toolbox: Toolbox | None,
+    prompt: str,
+    printer: _Printer,
+    outcome: _Outcome,
+    allow: tuple[str, ...] = (),
+) -> None:
     if toolbox is not None:
         toolbox.start()
+    check = asyncio.create_task(_check_allowed(toolbox, allow, printer)) if allow else None
     try:
         await _stream(conv, prompt, printer, outcome)
     finally:
+        if check is not None:
+            told = check.done()
+            check.cancel()
+            with contextlib.suppress(asyncio.CancelledError, OutputError, OSError):  # stderr failing: no more to say
+                await check
+            if not told and (toolbox is None or not toolbox.starting):  # settled, the check not woken yet
+                with contextlib.suppress(OutputError, OSError):  # (still starting: the turn did not need them)
+                    _tell_unmatched(toolbox, allow, printer)
         if toolbox is not None:
             await toolbox.aclose()
         await conv.aclose()
+
+
+async def _check_allowed(toolbox: Toolbox | None, allow: tuple[str, ...], printer: _Printer) -> None:
+    """Once the servers have listed their tools (the first request waits for them as long), a line
+    for each ``--allow-tool`` name that allows nothing; beside the turn, which it never holds up."""
+    if toolbox is not None:
+        await toolbox.settled(SERVER_WAIT)
+    _tell_unmatched(toolbox, allow, printer)
+
+
+def _tell_unmatched(toolbox: Toolbox | None, allow: tuple[str, ...], printer: _Printer) -> None:
+    for line in unmatched_allows(toolbox, allow):
+        printer.note(f"warning: {line}")
