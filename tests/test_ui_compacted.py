@@ -66,6 +66,26 @@ async def test_compacted_originals_are_dimmed_and_the_summary_opens(tmp_path):
         assert "question 0" in str(users[0].render())  # originals kept, verbatim
 
 
+async def test_a_compacted_reply_is_drawn_dimmed_like_its_question(tmp_path):
+    """The dimming reached the questions only: a reply's text is drawn by widgets of its own
+    (a frozen answer draws its own lines), which an ancestor's text opacity does not reach."""
+    from tractui.ui.internals import screen_strips
+
+    app = build_app(tmp_path)
+    sid = _compacted_session(app.conversation.store)
+    app.conversation.open_session(sid)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+
+        def colour(words: str) -> str:
+            strip = next(s for s in screen_strips(app.screen) if words in "".join(seg.text for seg in s))
+            (drawn,) = {seg.style.color for seg in strip if seg.text.strip() and seg.style and seg.style.color}
+            return str(drawn)
+
+        assert colour("answer 0") != colour("answer 3")
+        assert colour("answer 0") == colour("answer 1") != colour("answer 2")
+
+
 async def test_no_compaction_nothing_dimmed(tmp_path):
     app = build_app(tmp_path)
     store = app.conversation.store
