@@ -380,3 +380,81 @@ async def test_a_history_left_by_a_killed_process_goes_on_whole(tmp_path, server
     assert model.refusals == []
     sent = server.requests[-1].json["messages"]
     assert {"role": "tool", "tool_call_id": "functions.demo__now:99", "content": UNANSWERED} in sent
+
+
+def fresh(tmp_path: Path, **servers: McpServer) -> Toolbox:
+    """A toolbox of its own, for a test that breaks or stops its servers."""
+    return Toolbox(McpConfig(servers=servers), log_dir=tmp_path / "logs", consent=ConsentPolicy())
+
+
+DEMO = McpServer(command=sys.executable, args=["-m", "tractui.tools.demo_server"])
+TEST = McpServer(command=sys.executable, args=[str(HERE / "mcp_test_server.py")])
+
+
+def results(conv: Conversation) -> list[str]:
+    return [str(c.content.blocks[0].content) for c in conv.history() if c.kind == "tool"]
+
+
+async def test_a_call_to_a_server_that_failed_is_answered_at_once_and_nothing_is_saved(tmp_path, server):
+    """The server crashed; the model still calls one of its tools: the user is not asked (an
+    "always" would be saved in config.toml for a call that cannot run), and the model reads why."""
+    box = fresh(tmp_path, test=TEST)
+    saved: list[str] = []
+    box.consent = ConsentPolicy(remember=lambda server, tool, fingerprint: saved.append(tool))
+    box.start()
+    try:
+        assert await box.settled(60)
+        conv, model = chat(tmp_path, server, box, final("test__crash"))
+        asked: list[str] = []
+
+        async def always(request: ToolRequest) -> Decision:
+            asked.append(request.tool)
+            return Decision("always")
+
+        conv.approve = always
+        await run(conv)
+        connection = box.connections["test"]
+        while connection.state != "failed":  # noticed as the server's output ends
+            await asyncio.sleep(0.02)
+        model.steps, model.served = final("test__huge", {"words": 3}), 0
+        events = await run(conv, "and now something long")
+        assert asked == ["crash"] and saved == ["crash"]
+        assert states(events) == [("huge", "error")]  # no "waiting": no question
+        told = f"not run: the MCP server test failed ({connection.reason})"
+        assert results(conv)[-1] == told and connection.reason
+        assert server.requests[-1].json["messages"][-1]["content"] == told and model.refusals == []
+    finally:
+        await box.aclose()
+
+
+@pytest.mark.parametrize("how", ["/tools", "tools.enabled", "profile"])
+async def test_a_call_whose_tool_was_withdrawn_while_it_waited_is_told_why(tmp_path, server, how):
+    """The model was offered demo__add; while the call before it was asked about, the user switched
+    it off (in /tools, or every tool with tools.enabled) or loaded a profile without its server."""
+    box = fresh(tmp_path, demo=DEMO)
+    box.start()
+    try:
+        assert await box.settled(60)
+        steps = [Step("two calls", calls=[("demo__now", {}), ("demo__add", {"a": 1, "b": 2})]), Step("ok", text="ok")]
+        conv, model = chat(tmp_path, server, box, steps)
+
+        async def withdraw_then_allow(request: ToolRequest) -> Decision:
+            if how == "/tools":
+                box.switched_off.add(("demo", "add"))
+            elif how == "tools.enabled":
+                conv.settings.set("tools.enabled", "false")
+            else:
+                conv.switch_profile(conv.config, conv.settings, "local", ())
+            return Decision("once")
+
+        conv.approve = withdraw_then_allow
+        events = await run(conv)
+        told = {
+            "/tools": "not run: the user switched the tool demo.add off (/tools)",
+            "tools.enabled": "not run: the user switched tools off for this session (tools.enabled false)",
+            "profile": "not run: the MCP server demo was stopped by a profile switch",
+        }[how]
+        assert results(conv)[-1] == told and states(events)[-1] == ("add", "error")
+        assert model.refusals == [] and conv.history()[-1].content.text == "ok"
+    finally:
+        await box.aclose()

@@ -48,12 +48,19 @@ async def test_a_call_running_on_a_server_a_switch_leaves_out_ends_as_an_error(t
         test = toolbox.connections["test"]
         toolbox.use(("demo",), KIMI)
         outcome = await asyncio.wait_for(call, 15)  # not the 30 s the tool sleeps
-        assert outcome.status == "error" and "the tool call failed" in outcome.text
+        # the model is told who closed the connection, not the SDK's "MCPError: Connection closed"
+        assert (outcome.status, outcome.text) == (
+            "error",
+            "not finished: the MCP server test was stopped by a profile switch while the call ran",
+        )
         asked_before = await toolbox.call(later, counter=COUNTER, max_tokens=100)
-        assert asked_before.status == "error" and asked_before.text == "not run: the server test is no longer in use"
+        gone = "not run: the MCP server test was stopped by a profile switch"
+        assert (asked_before.status, asked_before.text) == ("error", gone)
         await asyncio.wait_for(stopped(test), 10)
         assert list(toolbox.connections) == ["demo"]
-        assert toolbox.request(ToolCallBlock(id="3", name="test__sleep", arguments="{}")) is None
+        asked_after = toolbox.request(ToolCallBlock(id="3", name="test__sleep", arguments="{}"))
+        assert asked_after is not None and toolbox.refusal(asked_after) == gone  # answered at once, no one asked
+        assert toolbox.request(ToolCallBlock(id="4", name="test__never", arguments="{}")) is None
     finally:
         await toolbox.aclose()
 

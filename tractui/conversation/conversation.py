@@ -309,10 +309,13 @@ class Conversation:
                     self.store,
                     writer.session_id,
                     writer.assistant.id,
-                    self._tools(),
+                    # all of them, also switched off or left by a profile switch since the reply was asked
+                    # for: a call is told why it is not run, not that it was never offered
+                    self.tools,
                     self.approve,
                     self._counter,
                     self.settings.view.tools_max_result_tokens,
+                    enabled=lambda: self.settings.view.tools_enabled,
                 )
                 if self._cancelled or assembler.error is not None:
                     round_.cancel()  # a reply cut short: its calls are answered, none is run
@@ -339,9 +342,9 @@ class Conversation:
 
     def tool_named(self, name: str) -> tuple[str, str] | None:
         """The server and tool a call of the provider name ``name`` runs, as its round will
-        name them; ``None`` when no tool in force has that name (the round answers it as not
+        name them; ``None`` when tractui never offered that name (the round answers it as not
         offered). The app draws a call waiting in a round under these names."""
-        tools = self._tools()
+        tools = self.tools
         request = tools.request(ToolCallBlock(id="", name=name)) if tools is not None else None
         return (request.server, request.tool) if request is not None else None
 

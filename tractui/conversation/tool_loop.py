@@ -29,6 +29,7 @@ T = TypeVar("T")
 
 NO_CONSENT = "not run: tools need the user's consent and none could be asked (--allow-tool NAME allows one)"
 CANCELLED = "cancelled by the user before it finished"
+TOOLS_OFF = "not run: the user switched tools off for this session (tools.enabled false)"
 UNKNOWN = "not run: tractui offered no tool named '{name}'"
 
 
@@ -49,7 +50,8 @@ class ToolRunner(Protocol):
         ...
 
     def refusal(self, request: ToolRequest) -> str | None:
-        """Why the call cannot be run as written (arguments that are not a JSON object): no one is asked."""
+        """Why the call cannot be run now (its tool switched off, its server failed or stopped, arguments
+        that are not a JSON object): no one is asked, the model reads why."""
         ...
 
     def use(self, servers: Collection[str] | None, provider: ProviderConfig) -> None:
@@ -58,7 +60,9 @@ class ToolRunner(Protocol):
 
     def definitions(self) -> list[ToolSpec]: ...
 
-    def request(self, call: ToolCallBlock) -> ToolRequest | None: ...
+    def request(self, call: ToolCallBlock) -> ToolRequest | None:
+        """The call as the user would be asked about it; ``None`` for a name tractui never offered."""
+        ...
 
     async def call(self, request: ToolRequest, *, counter: TokenCounter, max_tokens: int) -> ToolOutcome: ...
 
@@ -74,6 +78,7 @@ class ToolRound:
     approve: Approver | None
     counter: TokenCounter
     max_tokens: int
+    enabled: Callable[[], bool] = lambda: True  # tools.enabled now: switched off, no call runs
     cancelled: bool = False
     _task: asyncio.Future[Any] | None = None
     _answered: set[str] = field(default_factory=set)  # the ids of the calls given their result
@@ -107,7 +112,8 @@ class ToolRound:
             yield self._answer(call, "unknown", UNKNOWN.format(name=call.name), 0.0)
             return
         assert self.tools is not None
-        if (why := self.tools.refusal(request)) is not None:
+        why = TOOLS_OFF if not self.enabled() else self.tools.refusal(request)
+        if why is not None:
             yield self._answer(call, "error", why, 0.0, request)
             return
         if not self.tools_consent(request):

@@ -96,6 +96,7 @@ class McpConnection:
     tools: list[Tool] = field(default_factory=list)
     started_at: float = 0.0
     ready_after: float | None = None
+    retired: str = ""  # why tractui stopped it while in use ("a profile switch"), for a call it cut short
     _client: Client | None = None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -216,7 +217,7 @@ class McpConnection:
         """Call ``tool``; raises on a protocol failure or timeout (the caller turns it into a result)."""
         client = self._client
         if client is None:
-            raise ConnectionError(f"{self.name} is {self.state}{': ' + self.reason if self.reason else ''}")
+            raise ConnectionError(not_ready(self))
         return await client.call_tool(tool, arguments, read_timeout_seconds=self.config.timeout)
 
     async def stop(self) -> None:
@@ -229,6 +230,20 @@ class McpConnection:
         """Until the server is ready, failed or stopped."""
         while self.state == "starting" and not self._done.is_set():
             await asyncio.sleep(0.02)
+
+
+def not_ready(connection: McpConnection) -> str:
+    """Why a call to ``connection`` is not run now, as the model reads it."""
+    name = connection.name
+    match connection.state:
+        case "failed":
+            return f"not run: the MCP server {name} failed" + (f" ({connection.reason})" if connection.reason else "")
+        case "stopped":
+            return f"not run: the MCP server {name} is stopped"
+        case "starting":
+            return f"not run: the MCP server {name} is still starting"
+        case _:
+            return f"not run: the MCP server {name} is not connected"
 
 
 def _quiet_sdk() -> None:

@@ -26,7 +26,7 @@ from tractui.providers.config import ProviderConfig, key_env_name
 from tractui.tools.consent import ConsentPolicy, ToolRequest, fingerprint
 from tractui.tools.names import ToolNames
 from tractui.tools.results import capped, result_text
-from tractui.tools.server import McpConnection, leaf, one_line
+from tractui.tools.server import McpConnection, leaf, not_ready, one_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +91,7 @@ class Toolbox:
         for name in [n for n in self.connections if n not in wanted]:
             connection = self.connections.pop(name)
             connection.on_change = None  # its end is no failure to report
+            connection.retired = "a profile switch"  # a call it cuts short says so
             if self._running:
                 self._stopping.append(asyncio.create_task(connection.stop(), name=f"mcp-stop:{name}"))
         for name in wanted:
@@ -165,15 +166,19 @@ class Toolbox:
         return connection.config.tools.offers(tool) and (server, tool) not in self.switched_off
 
     def request(self, call: ToolCallBlock) -> ToolRequest | None:
-        """What the model asked for, as the user sees it; ``None`` for a name tractui never offered."""
+        """What the model asked for, as the user sees it; ``None`` for a name tractui never offered.
+
+        A tool offered once and not now (switched off, its server failed or
+        stopped by a profile switch) still makes a request: ``refusal`` says why
+        it is not run."""
         pair = self.names.pair_for(call.name)
         if pair is None:
             return None
         server, name = pair
         connection = self.connections.get(server)
         tool = next((t for t in connection.tools if t.name == name), None) if connection else None
-        if tool is None or not self.offered(server, name):
-            return None
+        if tool is None:
+            return ToolRequest(call_id=call.id, name=call.name, server=server, tool=name, arguments=call.arguments)
         definition = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
         annotations = tool.annotations
         return ToolRequest(
@@ -189,22 +194,43 @@ class Toolbox:
 
     # -- calling -------------------------------------------------------------
     def refusal(self, request: ToolRequest) -> str | None:
-        """Why the call cannot be run as the model wrote it (before anyone is asked), or ``None``."""
+        """Why the call cannot be run now (before anyone is asked), or ``None``: its tool is not
+        offered any more or its server is not ready (the model reads why), or its arguments
+        cannot be run."""
+        if (why := self.unavailable(request.server, request.tool)) is not None:
+            return why
         parsed = parsed_arguments(request.arguments)
         return parsed if isinstance(parsed, str) else None
+
+    def unavailable(self, server: str, tool: str) -> str | None:
+        """Why ``tool`` of ``server``, offered at some point, cannot run now; ``None`` when it can."""
+        connection = self.connections.get(server)
+        if connection is None:  # only a profile switch takes a server out of use
+            return f"not run: the MCP server {server} was stopped by a profile switch"
+        if connection.state != "ready":
+            return not_ready(connection)
+        if (server, tool) in self.switched_off:
+            return f"not run: the user switched the tool {server}.{tool} off (/tools)"
+        if not connection.config.tools.offers(tool) or not any(t.name == tool for t in connection.tools):
+            return f"not run: the MCP server {server} no longer offers a tool named {tool}"
+        return None
 
     async def call(self, request: ToolRequest, *, counter: TokenCounter, max_tokens: int) -> ToolOutcome:
         """Run the call; any failure comes back as an error result. Cancelling the caller cancels the call."""
         started = time.monotonic()
+        if (why := self.unavailable(request.server, request.tool)) is not None:  # changed while the user was asked
+            return ToolOutcome("error", why, 0.0)
         arguments = parsed_arguments(request.arguments)
         if isinstance(arguments, str):
             return ToolOutcome("error", arguments, 0.0)
-        connection = self.connections.get(request.server)
-        if connection is None:  # a profile switched since the call was asked for
-            return ToolOutcome("error", f"not run: the server {request.server} is no longer in use", 0.0)
+        connection = self.connections[request.server]
         try:
             result = await connection.call(request.tool, arguments)
         except Exception as exc:  # protocol failures, timeouts, malformed results: one line for the model
+            if connection.retired:  # the SDK says "Connection closed": say who closed it
+                took = time.monotonic() - started
+                why = f"not finished: the MCP server {request.server} was stopped by {connection.retired} while the call ran"
+                return ToolOutcome("error", why, took)
             return _failure(leaf(exc), time.monotonic() - started)
         text, _ = capped(result_text(result), max_tokens, counter)
         return ToolOutcome("error" if result.is_error else "done", text, time.monotonic() - started)
