@@ -391,6 +391,9 @@ DEMO = McpServer(command=sys.executable, args=["-m", "tractui.tools.demo_server"
 TEST = McpServer(command=sys.executable, args=[str(HERE / "mcp_test_server.py")])
 
 
+NOT_STARTED = "not run: the user stopped the reply before this call started"
+
+
 def results(conv: Conversation) -> list[str]:
     return [str(c.content.blocks[0].content) for c in conv.history() if c.kind == "tool"]
 
@@ -427,6 +430,38 @@ async def test_a_call_to_a_server_that_failed_is_answered_at_once_and_nothing_is
         await box.aclose()
 
 
+async def test_esc_at_the_question_answers_the_call_as_not_run(tmp_path, server, toolbox):
+    """The call waiting for consent never started: it is not "cancelled before it finished"."""
+    steps = [Step("two calls", calls=[("demo__add", {"a": 1, "b": 2}), ("demo__now", {})]), Step("x", text="x")]
+    conv, _ = chat(tmp_path, server, toolbox, steps)
+
+    async def esc(request: ToolRequest) -> Decision:  # as the app's Esc: the reply is cancelled
+        conv.cancel()
+        await asyncio.Event().wait()
+        raise AssertionError("never answered")
+
+    conv.approve = esc
+    events = await run(conv)
+    assert states(events) == [("add", "waiting"), ("add", "cancelled")]
+    assert results(conv) == [NOT_STARTED] * 2
+
+
+async def test_esc_while_a_call_runs_says_which_call_had_started(tmp_path, server):
+    box = fresh(tmp_path, demo=DEMO, test=TEST)
+    box.start()
+    try:
+        assert await box.settled(60)
+        calls = [("demo__add", {"a": 1, "b": 2}), ("test__sleep", {"seconds": 30}), ("demo__now", {})]
+        conv, _ = chat(tmp_path, server, box, [Step("three calls", calls=calls), Step("after", text="after")])
+        conv.approve = allow
+        async for event in conv.send("go"):
+            if isinstance(event, ToolCallState) and event.status == "running" and event.tool == "sleep":
+                asyncio.get_running_loop().call_later(0.1, conv.cancel)
+        assert results(conv) == ["3", "cancelled by the user before it finished", NOT_STARTED]
+    finally:
+        await box.aclose()
+
+
 @pytest.mark.parametrize("how", ["/tools", "tools.enabled", "profile"])
 async def test_a_call_whose_tool_was_withdrawn_while_it_waited_is_told_why(tmp_path, server, how):
     """The model was offered demo__add; while the call before it was asked about, the user switched
@@ -458,3 +493,22 @@ async def test_a_call_whose_tool_was_withdrawn_while_it_waited_is_told_why(tmp_p
         assert model.refusals == [] and conv.history()[-1].content.text == "ok"
     finally:
         await box.aclose()
+
+
+async def test_calls_of_a_reply_cut_short_by_an_error_are_not_said_to_be_cancelled_by_the_user(
+    tmp_path, server, toolbox
+):
+    from loopback import Request
+
+    conv, model = chat(tmp_path, server, toolbox, final("demo__add", {"a": 1, "b": 2}))
+
+    def cut(request: Request):
+        reply = model(request)
+        reply.cut_after = reply.body.index(b'"finish_reason": "tool_calls"')  # the call whole, the reply not
+        return reply
+
+    server.default = cut
+    conv.approve = allow
+    await run(conv)
+    assert results(conv) == ["not run: the reply that asked for it ended with an error before the call could start"]
+    assert [c.content.metadata["status"] for c in conv.history() if c.kind == "tool"] == ["cancelled"]

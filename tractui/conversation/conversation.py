@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, get_args
 
 from tractui.conversation.compaction.preflight import Preflight, trim_for_retry
 from tractui.conversation.reply_writer import ReplyWriter
-from tractui.conversation.tool_loop import Approver, ToolRound, ToolRunner
+from tractui.conversation.tool_loop import CUT_SHORT, Approver, ToolRound, ToolRunner
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content, ToolCallBlock, Usage
 from tractui.core.events import Notice, StepLimit, StreamError, StreamEvent, TurnEvent
@@ -317,8 +317,11 @@ class Conversation:
                     self.settings.view.tools_max_result_tokens,
                     enabled=lambda: self.settings.view.tools_enabled,
                 )
-                if self._cancelled or assembler.error is not None:
-                    round_.cancel()  # a reply cut short: its calls are answered, none is run
+                error = assembler.error
+                if self._cancelled or (error is not None and error.kind == "cancelled"):
+                    round_.cancel()  # Esc as the reply ended: its calls are answered, none is run
+                elif error is not None:
+                    round_.cancel(CUT_SHORT)  # a reply cut short by an error: the same, told so
                 try:
                     async for state in round_.run(calls):
                         yield state

@@ -28,7 +28,9 @@ Approver = Callable[[ToolRequest], Awaitable[Decision]]
 T = TypeVar("T")
 
 NO_CONSENT = "not run: tools need the user's consent and none could be asked (--allow-tool NAME allows one)"
-CANCELLED = "cancelled by the user before it finished"
+CANCELLED = "cancelled by the user before it finished"  # it had started
+NOT_STARTED = "not run: the user stopped the reply before this call started"
+CUT_SHORT = "not run: the reply that asked for it ended with an error before the call could start"
 TOOLS_OFF = "not run: the user switched tools off for this session (tools.enabled false)"
 UNKNOWN = "not run: tractui offered no tool named '{name}'"
 
@@ -80,8 +82,10 @@ class ToolRound:
     max_tokens: int
     enabled: Callable[[], bool] = lambda: True  # tools.enabled now: switched off, no call runs
     cancelled: bool = False
+    not_run: str = NOT_STARTED  # the answer of a call cancelled before it started
     _task: asyncio.Future[Any] | None = None
     _answered: set[str] = field(default_factory=set)  # the ids of the calls given their result
+    _started: set[str] = field(default_factory=set)  # the ids of the calls that began to run
 
     async def run(self, calls: list[ToolCallBlock]) -> AsyncIterator[ToolCallState | Notice]:
         pending = list(calls)
@@ -98,11 +102,15 @@ class ToolRound:
             for call in pending:
                 if call.id not in self._answered:
                     request = self.tools.request(call) if self.tools is not None else None
-                    self._answer(call, "cancelled", CANCELLED, 0.0, request)
+                    said = CANCELLED if call.id in self._started else self.not_run
+                    self._answer(call, "cancelled", said, 0.0, request)
 
-    def cancel(self) -> None:
-        """Stop at once: the call waiting or running is cancelled, the rest are answered as cancelled."""
+    def cancel(self, not_run: str | None = None) -> None:
+        """Stop at once: the call waiting or running is cancelled, the rest are answered as cancelled
+        (``not_run``: what a call that never started is told, when the user did not stop it)."""
         self.cancelled = True
+        if not_run is not None:
+            self.not_run = not_run
         if self._task is not None:
             self._task.cancel()
 
@@ -120,7 +128,7 @@ class ToolRound:
             yield ToolCallState(call.id, "waiting", server=request.server, tool=request.tool)
             decided = await self._guarded(self._decide(request))
             if decided is None:
-                yield self._answer(call, "cancelled", CANCELLED, 0.0, request)
+                yield self._answer(call, "cancelled", self.not_run, 0.0, request)
                 return
             decision, unsaved = decided
             if unsaved is not None:
@@ -131,6 +139,7 @@ class ToolRound:
                     why = NO_CONSENT
                 yield self._answer(call, "denied", why, 0.0, request)
                 return
+        self._started.add(call.id)
         yield ToolCallState(call.id, "running", server=request.server, tool=request.tool)
         started = time.monotonic()
         assert self.tools is not None
