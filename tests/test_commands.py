@@ -43,7 +43,7 @@ class Host:
     refuse: bool = False
     known_models: list[ModelInfo] = field(default_factory=list)
 
-    def switch_profile(self, profile: Profile) -> None:
+    def switch_profile(self, profile: Profile, *, restart_failed: bool = False) -> None:
         if self.refuse:
             raise UnknownProvider("provider could not be started")
         self.switched.append(profile)
@@ -405,9 +405,13 @@ class ConversationHost:
     def mcp_servers(self) -> tuple[str, ...] | None:
         return self.conversation.mcp_servers
 
-    def switch_profile(self, profile: Profile) -> None:
+    def switch_profile(self, profile: Profile, *, restart_failed: bool = False) -> None:
         self.conversation.switch_profile(
-            profile.provider_config(), profile.make_settings(), profile.name, profile.mcp_servers
+            profile.provider_config(),
+            profile.make_settings(),
+            profile.name,
+            profile.mcp_servers,
+            restart_failed=restart_failed,
         )
 
 

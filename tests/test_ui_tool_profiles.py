@@ -185,3 +185,62 @@ async def test_a_profile_that_names_no_enabled_server_offers_none_and_says_why(t
         )
         await run(pilot, "hello")
         assert offered(loopback) == []
+
+
+async def crashed(pilot, app: TractApp) -> None:
+    """The test server exits mid-call (its ``crash`` tool), and the app says so."""
+    import contextlib
+
+    box = app.chat.toolbox
+    assert box is not None
+    test = box.connections["test"]
+    with contextlib.suppress(Exception):  # the call fails as the server exits: "Connection closed"
+        await test.call("crash", {})
+    await wait_for(pilot, lambda: test.state == "failed", timeout=30)
+    await settle(pilot)
+
+
+async def test_a_failed_server_is_restarted_from_slash_tools_or_by_loading_its_profile(tmp_path, loopback):
+    from textual.widgets import SelectionList
+
+    (config_dir() / "config.toml").parent.mkdir(parents=True, exist_ok=True)
+    (config_dir() / "config.toml").write_text(SERVERS)
+    profiles(loopback.url)
+    loopback.default = lambda request: openai_chat_reply("ok")
+    app = started(tmp_path, "kimi-local")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.chat.ready)
+        await ready(pilot, app, "demo", "test")
+        box = app.chat.toolbox
+        assert box is not None
+        await crashed(pilot, app)
+        assert "MCP server test failed: the server exited (/tools, then r, starts it again)" in screen_text(app)
+
+        await run(pilot, "/tools")
+        assert isinstance(app.screen, ToolsScreen)
+        shown = screen_text(app)
+        assert "test  failed: the server exited" in shown and "test.sleep  unavailable: test failed" in shown
+        assert "r restarts test" in shown
+        listing = app.screen.query_one("#tools-list", SelectionList)
+
+        def test_tools() -> list[tuple[bool, bool]]:  # (switched on, can be switched) of each test.* tool
+            options = [listing.get_option_at_index(i) for i in range(listing.option_count)]
+            return [(o.value in listing.selected, not o.disabled) for o in options if o.value[0] == "test"]
+
+        assert test_tools() and set(test_tools()) == {(False, False)}  # not offered, nothing to switch
+        await pilot.press("r")
+        await wait_for(pilot, lambda: box.connections["test"].state == "ready", timeout=60)
+        await wait_for(pilot, lambda: test_tools() and set(test_tools()) == {(True, True)})
+        assert "test  ready" in screen_text(app) and "r restarts" not in screen_text(app)
+        await pilot.press("escape")
+        await run(pilot, "hello")
+        assert "test__sleep" in offered(loopback)
+
+        await crashed(pilot, app)
+        await run(pilot, "/model kimi-k2.5")  # the same servers, as they are
+        assert box.connections["test"].state == "failed"
+        await run(pilot, "/profile load kimi-local")  # as `tractui --profile kimi-local` would: started again
+        await ready(pilot, app, "demo", "test")
+        await run(pilot, "and now?")
+        assert "test__sleep" in offered(loopback)
+        assert "Traceback" not in screen_text(app)

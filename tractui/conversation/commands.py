@@ -97,7 +97,9 @@ class CommandContext(Protocol):
         """The models the server listed for the current endpoint, once fetched (else empty)."""
         ...
 
-    def switch_profile(self, profile: Profile) -> None: ...
+    def switch_profile(self, profile: Profile, *, restart_failed: bool = False) -> None:
+        """Make ``profile`` the active one; ``restart_failed``: its MCP servers that failed start again."""
+        ...
 
 
 PROFILE_SUBCOMMANDS = (
@@ -121,7 +123,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("copy", "", "copy the last reply to the clipboard"),
     CommandSpec("export", "[md|json] [PATH]", "export this session", EXPORT_FORMATS),
     CommandSpec("theme", "[NAME]", "switch the colour theme"),
-    CommandSpec("tools", "", "MCP servers and their tools; switch a tool off or on"),
+    CommandSpec("tools", "", "MCP servers and their tools; switch a tool off or on, restart a failed server"),
     CommandSpec("clear", "", "clear the screen (the history, and what the model is sent, stay)"),
     CommandSpec("quit", "", "leave tractui"),
 )
@@ -291,13 +293,15 @@ def _profile_save(name: str | None, ctx: CommandContext) -> CommandResult:
 
 def _profile_load(name: str, ctx: CommandContext) -> CommandResult:
     profile = ctx.profiles.load(name)  # validates everything before anything changes
-    return switch(profile, ctx, f"switched to profile '{name}'")
+    return switch(profile, ctx, f"switched to profile '{name}'", restart_failed=True)
 
 
-def switch(profile: Profile, ctx: CommandContext, what: str) -> CommandResult:
-    """Make ``profile`` the active one; the note says ``what`` happened, with its warnings."""
+def switch(profile: Profile, ctx: CommandContext, what: str, *, restart_failed: bool = False) -> CommandResult:
+    """Make ``profile`` the active one; the note says ``what`` happened, with its warnings.
+    ``restart_failed`` (``/profile load``): the MCP servers it uses that failed start again,
+    as a fresh start with it would start them."""
     try:
-        ctx.switch_profile(profile)
+        ctx.switch_profile(profile, restart_failed=restart_failed)
     except UserError as err:
         return _error(f"could not switch: {err}")
     lines = [f"{what} ({profile.provider} · {profile.model}); the history stays, the next request uses it"]

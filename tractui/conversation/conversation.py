@@ -149,10 +149,17 @@ class Conversation:
         provider.ready(self._compiler.compiled(self.history(), settings), settings)
 
     def switch_profile(
-        self, config: ProviderConfig, settings: Settings, name: str | None, mcp_servers: tuple[str, ...] | None = None
+        self,
+        config: ProviderConfig,
+        settings: Settings,
+        name: str | None,
+        mcp_servers: tuple[str, ...] | None = None,
+        *,
+        restart_failed: bool = False,
     ) -> None:
         """Use ``config``, ``settings`` and the MCP servers ``mcp_servers`` names (all when ``None``)
-        from the next request on; the history stays."""
+        from the next request on; the history stays. ``restart_failed`` (a profile loaded by name):
+        a server among them that failed starts again."""
         if config != self.config:
             if self._provider is not None:
                 self._provider.retire()
@@ -164,7 +171,7 @@ class Conversation:
         self.config, self.settings, self.profile_name = config, settings, name
         self.mcp_servers = mcp_servers
         if self.tools is not None:
-            self.tools.use(mcp_servers, config)
+            self.tools.use(mcp_servers, config, restart_failed=restart_failed)
 
     async def aclose(self) -> None:
         """Close the providers' HTTP clients."""

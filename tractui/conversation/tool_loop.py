@@ -56,8 +56,9 @@ class ToolRunner(Protocol):
         that are not a JSON object): no one is asked, the model reads why."""
         ...
 
-    def use(self, servers: Collection[str] | None, provider: ProviderConfig) -> None:
-        """Run the servers a profile names (all when ``None``) for ``provider``, and no others."""
+    def use(self, servers: Collection[str] | None, provider: ProviderConfig, *, restart_failed: bool = False) -> None:
+        """Run the servers a profile names (all when ``None``) for ``provider``, and no others; with
+        ``restart_failed``, start again the ones among them that failed."""
         ...
 
     def definitions(self) -> list[ToolSpec]: ...

@@ -72,12 +72,14 @@ class Toolbox:
         return self.only_provider is None or provider == self.only_provider
 
     # -- lifecycle -----------------------------------------------------------
-    def use(self, servers: Collection[str] | None, provider: ProviderConfig) -> None:
+    def use(self, servers: Collection[str] | None, provider: ProviderConfig, *, restart_failed: bool = False) -> None:
         """Run the enabled servers a profile names (all when ``None``) for ``provider``'s model.
 
         Those not running yet start (once ``start`` has been called) and the others
         stop, so the session runs what a fresh start with this profile would run:
         a server a profile leaves out is not offered, and no longer runs either.
+        With ``restart_failed`` (a profile loaded by name), one of them that failed
+        or stopped starts again, as that fresh start would start it.
         A server started from now on never gets this provider's key variable.
         """
         if (env := key_env_name(provider)) is not None:
@@ -100,6 +102,28 @@ class Toolbox:
                 if self._running:
                     self._run(connection)
         self.connections = {name: self.connections[name] for name in wanted}  # in config.toml's order
+        if restart_failed:
+            for name in wanted:
+                self.restart(name)
+
+    def restart(self, name: str) -> bool:
+        """Start again the server ``name`` if it is in use and failed or stopped; whether it did.
+
+        A new connection takes its place (its tools are listed afresh); the
+        user's choices (tools switched off, consent for the session) stay."""
+        old = self.connections.get(name)
+        if old is None or old.state not in ("failed", "stopped") or not self._running:
+            return False
+        old.on_change = None
+        self.connections[name] = connection = self._connection(name)  # same key: the order stays
+        self._run(connection)
+        self._changed(connection)  # starting
+        return True
+
+    @property
+    def restartable(self) -> list[str]:
+        """The servers in use that failed or stopped: ``restart`` starts them again."""
+        return [c.name for c in self.connections.values() if c.state in ("failed", "stopped")]
 
     def _connection(self, name: str) -> McpConnection:
         server = self.config.servers[name]

@@ -73,9 +73,13 @@ class CommandHost:
             self._models[endpoint] = await self.chat.conversation.provider.list_models()
         return self._models[endpoint]
 
-    def switch_profile(self, profile: Profile) -> None:
+    def switch_profile(self, profile: Profile, *, restart_failed: bool = False) -> None:
         self.chat.conversation.switch_profile(
-            profile.provider_config(), profile.make_settings(), profile.name or None, profile.mcp_servers
+            profile.provider_config(),
+            profile.make_settings(),
+            profile.name or None,
+            profile.mcp_servers,
+            restart_failed=restart_failed,
         )
         self.chat.profile_switched()
 

@@ -322,7 +322,8 @@ class ChatScreen(Screen[None]):
         if not self.streaming and self._gauged:
             self.refresh_gauge()
         if connection.state == "failed":
-            self.call_later(self.note, f"MCP server {connection.name} failed: {connection.reason} (/tools)", error=True)
+            why = f"MCP server {connection.name} failed: {connection.reason} (/tools, then r, starts it again)"
+            self.call_later(self.note, why, error=True)
 
     async def ask_consent(self, request: ToolRequest) -> Decision:
         """The user's choice for one call; Esc stops the whole reply."""

@@ -1,8 +1,9 @@
 """``/tools``: each MCP server (starting, ready or failed, with the reason) and its tools.
 
 A tool is switched off or on with Space or a click: the next request offers
-the tools left on. Names and descriptions come from the servers: sanitised
-and drawn without markup.
+the tools left on. A failed server's tools are listed as unavailable, and
+``r`` starts the failed (or stopped) servers again. Names and descriptions
+come from the servers: sanitised and drawn without markup.
 """
 
 from __future__ import annotations
@@ -41,7 +42,10 @@ def server_line(connection: McpConnection) -> str:
 
 
 class ToolsScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "dismiss", "Close")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "dismiss", "Close"),
+        Binding("r", "restart", "Restart the failed servers"),
+    ]
 
     def __init__(self, toolbox: Toolbox, *, enabled: bool = True) -> None:
         super().__init__(classes="overlay")
@@ -53,11 +57,25 @@ class ToolsScreen(ModalScreen[None]):
             yield Static("MCP servers", id="tools-title")
             yield Static(id="tools-servers", markup=False)
             yield SelectionList[tuple[str, str]](id="tools-list")
-            yield Static(self._hint(), classes="overlay-hint", markup=False)
+            yield Static(self._hint(), id="tools-hint", classes="overlay-hint", markup=False)
 
     def _hint(self) -> str:
         off = "" if self.enabled else "tools are off for this session (/set tools.enabled true) · "
-        return f"{off}Space switches a tool off or on · Esc to close · logs: the data folder's mcp/"
+        failed = self.toolbox.restartable
+        restart = f"r restarts {', '.join(failed)} · " if failed else ""
+        return f"{off}Space switches a tool off or on · {restart}Esc to close · logs: the data folder's mcp/"
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``r`` only while a server can be restarted (shown disabled otherwise)."""
+        if action == "restart" and not self.toolbox.restartable:
+            return None
+        return True
+
+    def action_restart(self) -> None:
+        """Start the failed (or stopped) servers again; their tools come back once they are ready."""
+        for name in self.toolbox.restartable:
+            self.toolbox.restart(name)
+        self.refresh_servers()
 
     def on_mount(self) -> None:
         self.refresh_servers()
@@ -68,19 +86,25 @@ class ToolsScreen(ModalScreen[None]):
         box = self.toolbox
         lines = [server_line(c) for c in box.connections.values()]
         self.query_one("#tools-servers", Static).update("\n".join(lines) or "no servers")
+        self.query_one("#tools-hint", Static).update(self._hint())
+        self.refresh_bindings()
         listing = self.query_one("#tools-list", SelectionList)
         highlighted = listing.highlighted
         listing.clear_options()
         for connection in box.connections.values():
+            ready = connection.state == "ready"
             for tool in connection.tools:
                 configured = connection.config.tools.offers(tool.name)
                 label = Text(sanitize(f"{connection.name}.{tool.name}"), style="bold")
                 if not configured:
                     label.append("  excluded in config.toml", style="dim")
+                elif not ready:  # a failed server's tools are kept to be named, and offered to no one
+                    label.append(sanitize(f"  unavailable: {connection.name} {connection.state}"), style="dim")
                 elif tool.description:
                     label.append(sanitize(f"  {one_line(tool.description, DESCRIPTION)}"), style="dim")
                 value = (connection.name, tool.name)
-                listing.add_option(Selection(label, value, box.offered(*value), disabled=not configured))
+                on = box.offered(*value) and ready
+                listing.add_option(Selection(label, value, on, disabled=not (configured and ready)))
         if highlighted is not None and highlighted < listing.option_count:
             listing.highlighted = highlighted
 
