@@ -12,6 +12,7 @@ import pytest
 from gauge_run import conversation, readings, run, settings_for
 from model_server import ALTERNATE, ModelServer
 
+from tractui.core.events import StreamError
 from tractui.store.history import HistoryStore
 
 
@@ -190,3 +191,46 @@ async def test_a_tool_loop_counts_the_thinking_its_steps_send_back(store, loopba
     assert len(server.prompts) == 5
     # request 3 continues the loop, request 4 starts a new turn after it
     assert max(abs(e) for e in stats.errors[2:]) <= 0.02, [round(e, 4) for e in stats.errors]
+
+
+async def test_the_gauge_follows_the_tools_switched_off_and_on_since_the_last_request(store, loopback, tmp_path):
+    """The last call's reported input counted the tools it offered; the next request offers others
+    (tools.enabled switched, a tool switched off in /tools): the reading follows at once, and the
+    request after it is read as exactly as any other (no warning, no false estimate error)."""
+    from tractui.config.mcp import McpConfig
+    from tractui.tools.consent import ConsentPolicy
+    from tractui.tools.setup import demo_server
+    from tractui.tools.toolbox import Toolbox
+
+    server = loopback.default = ModelServer(limit=8000)
+    conv = conversation(store, loopback, settings_for(8000), "openai")
+    box = conv.tools = Toolbox(McpConfig(servers={"demo": demo_server()}), log_dir=tmp_path, consent=ConsentPolicy())
+    box.start()
+
+    async def send(text: str) -> int:
+        """The input the server counted for the request, minus the gauge's reading before it."""
+        assert [e async for e in conv.send(text) if isinstance(e, StreamError)] == []
+        reading = conv.gauge()
+        assert reading.last_error is not None and not reading.warnings, reading.warnings
+        return reading.last_error[0]
+
+    try:
+        assert await box.settled(60)
+        tools = conv.tool_tokens(conv.next_tools())
+        assert tools > 200
+        assert abs(await send("hello")) <= 5 and "tools" in server.chat[-1]
+        on = conv.gauge()
+        conv.settings.set("tools.enabled", "false")
+        off = conv.gauge()
+        assert (off.effective, off.breakdown.tools, off.warnings) == (on.effective - tools, 0, ())
+        assert abs(await send("and without tools?")) <= 5 and "tools" not in server.chat[-1]
+        before = conv.gauge()
+        conv.settings.set("tools.enabled", "true")
+        after = conv.gauge()
+        assert (after.effective, after.breakdown.tools, after.warnings) == (before.effective + tools, tools, ())
+        box.switched_off.add(("demo", "read_file"))
+        fewer = conv.tool_tokens(conv.next_tools())
+        assert 0 < fewer < tools and conv.gauge().effective == after.effective - (tools - fewer)
+        assert abs(await send("with three tools")) <= 5 and len(server.chat[-1]["tools"]) == 3
+    finally:
+        await box.aclose()

@@ -382,3 +382,38 @@ async def test_a_running_call_shows_how_long_it_has_run():
         view.update_state("done", result="slept", took=7.2)
         await pilot.pause()
         assert "· ✓ 7s · → slept" in str(view.query_one(".tool-header").render())
+
+
+async def test_the_footer_follows_the_tools_switched_after_a_reply_at_once(app):
+    """After a reply, the last call's reported input holds the tools it was offered: switching them
+    off (tools.enabled, or one in /tools) or on again moves the footer at once, not at the next
+    request, and /context adds up without a warning."""
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, QUESTION)
+        await asked(pilot, app)
+        await pilot.press("y")
+        await settle(pilot)
+        footer = app.chat.query_one(GaugeFooter)
+        conversation = app.conversation
+        tools = conversation.tool_tokens(conversation.next_tools())
+        with_tools = footer.reading.effective
+        assert tools > 0 and footer.reading.basis is not None  # anchored on the reply's reported usage
+
+        await type_line(pilot, "/set tools.enabled false")
+        await settle(pilot)
+        assert footer.reading.effective == with_tools - tools and footer.reading.breakdown.tools == 0
+        await type_line(pilot, "/set tools.enabled true")
+        await settle(pilot)
+        assert footer.reading.effective == with_tools and not footer.reading.warnings
+
+        await type_line(pilot, "/tools")
+        await wait_for(pilot, lambda: "demo.now" in screen_text(app))
+        await pilot.press("down", "space")  # the first tool: demo.now
+        await wait_for(pilot, lambda: ("demo", "now") in app.chat.toolbox.switched_off)
+        await pilot.pause()
+        fewer = conversation.tool_tokens(conversation.next_tools())
+        assert footer.reading.effective == with_tools - (tools - fewer) < with_tools  # the screen still open
+        await pilot.press("escape")
+        await type_line(pilot, "/context")
+        await wait_for(pilot, lambda: "Context" in screen_text(app))
+        assert "⚠" not in screen_text(app)

@@ -450,6 +450,7 @@ class Conversation:
             "estimated_input": preflight.reading.effective if preflight.reading else pure,
             "pure_input": pure,
             "policy": thinking_policy(settings),
+            "tools_tokens": self.tool_tokens(self._offered),  # the next reading offsets a change of tools
         }
         writer = self._writer = ReplyWriter(self.store, session_id, parent_id, stamps, self.profile_name)
         assembler = self.assembler = MessageAssembler()
@@ -669,5 +670,6 @@ def _basis(chain: list[Commit]) -> tuple[CallBasis | None, int]:
                 message_count=int(basis["message_count"]),
                 estimated_input=int(basis["estimated_input"]),
                 policy=policy if (policy := basis.get("policy")) in get_args(StripPolicy) else None,
+                tools_tokens=tools if isinstance(tools := basis.get("tools_tokens"), int) else None,
             ), 0
     return None, 0

@@ -4,7 +4,8 @@ The footer, ``/context`` and compaction all read ``measure_context``::
 
     effective = last_input + last_output + estimate(messages added since)
 
-corrected for what the next request carries: the reasoning policy says which
+corrected for what the next request carries: the tool definitions it offers
+in place of the ones the last call did, the reasoning policy says which
 messages keep their thinking, the provider (``Provider.thinking_tokens``) what
 that thinking costs as it serialises it and as its server reads it (nothing
 for Anthropic's earlier turns sent natively, the text with its wrapper when
@@ -47,6 +48,7 @@ class CallBasis:
     message_count: int  # history messages that call covered: its input messages + the reply
     estimated_input: int | None = None  # our estimate of that input made before the call
     policy: StripPolicy | None = None  # the thinking policy that call was sent with (None: unknown, take today's)
+    tools_tokens: int | None = None  # the tool definitions that call offered, counted (None: unknown, as now)
 
 
 @dataclass(frozen=True)
@@ -226,6 +228,10 @@ def measure_context(
             counter.count_content(messages[i], include_thinking=False) + sent.tokens(messages, i, cost)
             for i in range(covered, total)
         )
+        # the tools the next request offers in place of the ones that call did (switched off or on
+        # in /tools or by tools.enabled, a server come or gone): its input counted the old ones
+        if basis.tools_tokens is not None:
+            shift += tools_tokens - basis.tools_tokens
         effective = max(0, basis.input_tokens + output + shift + new_since)
         thinking = sent.thinking(messages, cost, total)
         offset = effective - (system + tools_tokens + body + thinking)

@@ -358,9 +358,8 @@ class ChatScreen(Screen[None]):
             await self.note(f"no MCP servers in use: the profile's mcp_servers ({named}) names no enabled server")
             return
         # the tools switched on or off there change what the next request carries: the gauge counts it
-        await self.app.push_screen(
-            ToolsScreen(box, enabled=self.settings.view.tools_enabled), callback=lambda _: self._refresh_footer()
-        )
+        screen = ToolsScreen(box, enabled=self.settings.view.tools_enabled, changed=self.refresh_gauge)
+        await self.app.push_screen(screen, callback=lambda _: self._refresh_footer())
 
     # -- notes in the conversation -----------------------------------------
     async def still_streaming(self, *, keep: str | None = None) -> None:

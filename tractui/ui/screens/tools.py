@@ -8,6 +8,7 @@ come from the servers: sanitised and drawn without markup.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -47,10 +48,12 @@ class ToolsScreen(ModalScreen[None]):
         Binding("r", "restart", "Restart the failed servers"),
     ]
 
-    def __init__(self, toolbox: Toolbox, *, enabled: bool = True) -> None:
+    def __init__(self, toolbox: Toolbox, *, enabled: bool = True, changed: Callable[[], None] = lambda: None) -> None:
+        """``changed``: told when a tool is switched off or on (the gauge counts what the next request offers)."""
         super().__init__(classes="overlay")
         self.toolbox = toolbox
         self.enabled = enabled
+        self._changed = changed
 
     def compose(self) -> ComposeResult:
         with Vertical(id="tools-box", classes="overlay-box"):
@@ -115,3 +118,4 @@ class ToolsScreen(ModalScreen[None]):
             self.toolbox.switched_off.discard(pair)
         else:
             self.toolbox.switched_off.add(pair)
+        self._changed()
