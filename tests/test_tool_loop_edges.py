@@ -442,7 +442,7 @@ async def test_esc_at_the_question_answers_the_call_as_not_run(tmp_path, server,
 
     conv.approve = esc
     events = await run(conv)
-    assert states(events) == [("add", "waiting"), ("add", "cancelled")]
+    assert states(events) == [("add", "waiting"), ("add", "cancelled"), ("now", "cancelled")]  # the screen told of both
     assert results(conv) == [NOT_STARTED] * 2
 
 

@@ -153,13 +153,14 @@ async def test_keys_typed_as_the_question_opens_go_on_into_the_prompt_not_into_t
         await wait_for(pilot, lambda: HELD in screen_text(app))  # the reply waits: no settling
         await pilot.pause()
         assert isinstance(app.screen, ConsentScreen) and app.query_one(ToolCallView).status == "waiting"
-        assert app.chat.query_one("#input").text == "a yen"  # Backspace too; Enter kept it, as while streaming
+        # Backspace too; Enter kept it, as while streaming: a line break, what follows below it
+        assert app.chat.query_one("#input").text == "a ye\nn"
         assert not (tmp_path / "config" / "config.toml").exists()  # nothing always allowed
         app.chat.clock.advance(TYPING_PAUSE)  # a pause: the next key is an answer
         await pilot.press("y")
         await settle(pilot)
         assert app.query_one(ToolCallView).status == "done"
-        assert app.chat.query_one("#input").text == "a yen"  # kept, not sent
+        assert app.chat.query_one("#input").text == "a ye\nn"  # kept, not sent
 
 
 async def test_a_server_settling_before_the_first_gauge_leaves_the_count_to_start_up(app, monkeypatch):

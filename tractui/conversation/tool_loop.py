@@ -96,15 +96,17 @@ class ToolRound:
                     yield state
                 pending.pop(0)
             while pending:  # Esc: the calls after it are answered as cancelled, and the screen told so
-                call = pending.pop(0)
-                request = self.tools.request(call) if self.tools is not None else None
-                yield self._answer(call, "cancelled", CANCELLED, 0.0, request)
+                yield self._cancelled(pending.pop(0))
         finally:  # Esc, or the consumer went away (the app quit mid-call): every call still gets a result
             for call in pending:
                 if call.id not in self._answered:
-                    request = self.tools.request(call) if self.tools is not None else None
-                    said = CANCELLED if call.id in self._started else self.not_run
-                    self._answer(call, "cancelled", said, 0.0, request)
+                    self._cancelled(call)
+
+    def _cancelled(self, call: ToolCallBlock) -> ToolCallState:
+        """``call`` answered as cancelled: what a call that started or never started is told."""
+        request = self.tools.request(call) if self.tools is not None else None
+        said = CANCELLED if call.id in self._started else self.not_run
+        return self._answer(call, "cancelled", said, 0.0, request)
 
     def cancel(self, not_run: str | None = None) -> None:
         """Stop at once: the call waiting or running is cancelled, the rest are answered as cancelled
