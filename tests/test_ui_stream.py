@@ -417,9 +417,9 @@ async def test_a_command_that_redraws_the_view_waits_for_the_streaming_reply(tmp
         await wait_for(pilot, lambda: app.chat.ready)
         await type_line(pilot, "first")
         await wait_for(pilot, lambda: any(a.text == "Half" for a in app.query(AnswerView)))
-        await app.chat.run_command(command)
+        await app.chat.run_command(command)  # as the palette runs it: never in the prompt, not put there
         await pilot.pause()
-        assert "still streaming" in str(app.query(".note")[-1].render())
+        assert "still streaming" in str(app.query(".note")[-1].render()) and app.query_one("#input").text == ""
         assert app.chat.streaming
         assert [u.text for u in app.query(UserMessage)] == ["first"]
         assert [a.text for a in app.query(AnswerView)] == ["Half"]

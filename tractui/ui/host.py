@@ -34,7 +34,7 @@ class CommandHost:
     def __init__(self, chat: ChatScreen) -> None:
         self.chat = chat
         self._models: dict[tuple[str, str], list[ModelInfo]] = {}  # per endpoint, for the session
-        self._line = ""  # the command line being run
+        self._line: str | None = None  # the command line being run, when typed
 
     # -- CommandContext ----------------------------------------------------
     @property
@@ -100,8 +100,10 @@ class CommandHost:
         with contextlib.suppress(ModelListError):  # /model says why, when asked
             await self.fetch_models()
 
-    async def run(self, line: str) -> None:
-        self._line = line  # put back in the prompt by a command that cannot run while a reply streams
+    async def run(self, line: str, *, typed: bool = True) -> None:
+        """Run a slash command ``line``: one ``typed`` in the prompt goes back there when it
+        cannot run while a reply streams (one from the palette was never there)."""
+        self._line = line if typed else None
         result = commands.dispatch(line, self)
         if result.action is None:
             if result.message:

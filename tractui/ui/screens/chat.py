@@ -705,11 +705,12 @@ class ChatScreen(Screen[None]):
 
     # -- the prompt ----------------------------------------------------------
     async def run_command(self, line: str) -> None:
-        """Run a slash command now, or after the lines queued before it once the conversation is ready."""
+        """Run a slash command not typed in the prompt (the palette, F1) now, or after the lines
+        queued before it once the conversation is ready."""
         if not self.ready:
             self._queued.append(line)
             return
-        await self.host.run(line)
+        await self.host.run(line, typed=False)
 
     @on(RunSlashCommand)
     def _palette_run(self, event: RunSlashCommand) -> None:
