@@ -430,6 +430,32 @@ async def test_a_call_to_a_server_that_failed_is_answered_at_once_and_nothing_is
         await box.aclose()
 
 
+async def test_an_always_given_after_the_server_failed_under_the_question_is_not_kept(tmp_path, server):
+    """The server died while the user was asked: "always" was still saved in config.toml for a
+    call that was then not run. Now neither: the model reads why."""
+    box = fresh(tmp_path, test=TEST)
+    saved: list[str] = []
+    box.consent = ConsentPolicy(remember=lambda server, tool, fingerprint: saved.append(tool))
+    box.start()
+    try:
+        assert await box.settled(60)
+        conv, model = chat(tmp_path, server, box, final("test__huge", {"words": 3}))
+        connection = box.connections["test"]
+
+        async def always_once_it_died(request: ToolRequest) -> Decision:
+            await connection.stop()  # as a crash while the question is open
+            while connection.state == "ready":
+                await asyncio.sleep(0.02)
+            return Decision("always")
+
+        conv.approve = always_once_it_died
+        events = await run(conv)
+        assert saved == [] and states(events)[-1] == ("huge", "error")
+        assert results(conv)[-1].startswith("not run: the MCP server test") and model.refusals == []
+    finally:
+        await box.aclose()
+
+
 async def test_esc_at_the_question_answers_the_call_as_not_run(tmp_path, server, toolbox):
     """The call waiting for consent never started: it is not "cancelled before it finished"."""
     steps = [Step("two calls", calls=[("demo__add", {"a": 1, "b": 2}), ("demo__now", {})]), Step("x", text="x")]

@@ -162,6 +162,8 @@ class ToolRound:
             return Decision("deny"), None
         decision = await self.approve(request)
         assert self.tools is not None
+        if self.tools.refusal(request) is not None:  # its server failed (or it was withdrawn) while the user was asked:
+            return decision, None  # the call is not run, and an "always" for it is not kept
         return decision, self.tools.consent.record(request, decision)
 
     async def _guarded(self, work: Awaitable[T]) -> T | None:
