@@ -6,6 +6,7 @@ refuses any dangling call with the vendor's words) accepts every next request.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -398,15 +399,24 @@ def results(conv: Conversation) -> list[str]:
     return [str(c.content.blocks[0].content) for c in conv.history() if c.kind == "tool"]
 
 
-async def test_a_call_to_a_server_that_failed_is_answered_at_once_and_nothing_is_saved(tmp_path, server):
-    """The server crashed; the model still calls one of its tools: the user is not asked (an
-    "always" would be saved in config.toml for a call that cannot run), and the model reads why."""
+@contextlib.asynccontextmanager
+async def remembering(tmp_path: Path) -> AsyncIterator[tuple[Toolbox, list[str]]]:
+    """The test server in a toolbox of its own, started, and the tools an "always" is saved for."""
     box = fresh(tmp_path, test=TEST)
     saved: list[str] = []
     box.consent = ConsentPolicy(remember=lambda server, tool, fingerprint: saved.append(tool))
     box.start()
     try:
         assert await box.settled(60)
+        yield box, saved
+    finally:
+        await box.aclose()
+
+
+async def test_a_call_to_a_server_that_failed_is_answered_at_once_and_nothing_is_saved(tmp_path, server):
+    """The server crashed; the model still calls one of its tools: the user is not asked (an
+    "always" would be saved in config.toml for a call that cannot run), and the model reads why."""
+    async with remembering(tmp_path) as (box, saved):
         conv, model = chat(tmp_path, server, box, final("test__crash"))
         asked: list[str] = []
 
@@ -426,19 +436,12 @@ async def test_a_call_to_a_server_that_failed_is_answered_at_once_and_nothing_is
         told = f"not run: the MCP server test failed ({connection.reason})"
         assert results(conv)[-1] == told and connection.reason
         assert server.requests[-1].json["messages"][-1]["content"] == told and model.refusals == []
-    finally:
-        await box.aclose()
 
 
 async def test_an_always_given_after_the_server_failed_under_the_question_is_not_kept(tmp_path, server):
     """The server died while the user was asked: "always" was still saved in config.toml for a
     call that was then not run. Now neither: the model reads why."""
-    box = fresh(tmp_path, test=TEST)
-    saved: list[str] = []
-    box.consent = ConsentPolicy(remember=lambda server, tool, fingerprint: saved.append(tool))
-    box.start()
-    try:
-        assert await box.settled(60)
+    async with remembering(tmp_path) as (box, saved):
         conv, model = chat(tmp_path, server, box, final("test__huge", {"words": 3}))
         connection = box.connections["test"]
 
@@ -452,8 +455,6 @@ async def test_an_always_given_after_the_server_failed_under_the_question_is_not
         events = await run(conv)
         assert saved == [] and states(events)[-1] == ("huge", "error")
         assert results(conv)[-1].startswith("not run: the MCP server test") and model.refusals == []
-    finally:
-        await box.aclose()
 
 
 async def test_esc_at_the_question_answers_the_call_as_not_run(tmp_path, server, toolbox):

@@ -8,6 +8,7 @@ from ui_support import FakeClock, build_app, chat_stream, loop_config, screen_te
 
 from tractui.core.events import ThinkingDelta
 from tractui.core.tokens import count_tokens
+from tractui.ui.app import TractApp
 from tractui.ui.internals import capture_strips as capture
 from tractui.ui.widgets.answer import AnswerView
 from tractui.ui.widgets.footer import GaugeFooter
@@ -381,17 +382,29 @@ async def test_a_message_sent_while_a_reply_streams_stays_in_the_prompt(tmp_path
         assert app.query(AnswerView)[-1].text == "second answer"
 
 
+def stalled_app(tmp_path, loopback) -> TractApp:
+    """The app on a server whose reply stalls after "Half"."""
+    loopback.add(stalled(chat_stream(["pondering"], ["Half"], usage=None, finish=False)))
+    return build_app(tmp_path, config=loop_config(loopback))
+
+
+async def mid_reply(pilot, app: TractApp) -> None:
+    """ "first" sent and its reply stalled after "Half". Ready first: a line typed during start-up
+    is queued, and the queue holds later commands until its reply ends (under load a command was
+    queued behind the stalled reply, and said nothing)."""
+    await wait_for(pilot, lambda: app.chat.ready)
+    await type_line(pilot, "first")
+    await wait_for(pilot, lambda: any(a.text == "Half" for a in app.query(AnswerView)))
+
+
 async def test_lines_refused_while_a_reply_streams_stay_in_the_prompt_said_once(tmp_path, loopback):
     """Each refused line said "still streaming" again, and the lines stayed under the finished
     answer; a burst typed after a refused Enter ran on into the line (``abcdef``); /compact took the
     command out of the prompt. Now: one line, gone with the reply; the burst on a line of its own;
     a command refused stays in the prompt like a message."""
-    loopback.add(stalled(chat_stream(["pondering"], ["Half"], usage=None, finish=False)))
-    app = build_app(tmp_path, config=loop_config(loopback))
+    app = stalled_app(tmp_path, loopback)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_for(pilot, lambda: app.chat.ready)
-        await type_line(pilot, "first")
-        await wait_for(pilot, lambda: any(a.text == "Half" for a in app.query(AnswerView)))
+        await mid_reply(pilot, app)
         await pilot.press(*"abc", "enter", *"def")
         await pilot.pause()
         assert app.query_one("#input").text == "abc\ndef"  # it ran on as "abcdef"
@@ -409,14 +422,9 @@ async def test_lines_refused_while_a_reply_streams_stay_in_the_prompt_said_once(
 @pytest.mark.parametrize("command", ["/clear", "/new", "/retry"])
 async def test_a_command_that_redraws_the_view_waits_for_the_streaming_reply(tmp_path, loopback, command):
     """It would remove the message the reply draws into: one line says why, the reply goes on."""
-    loopback.add(stalled(chat_stream(["pondering"], ["Half"], usage=None, finish=False)))
-    app = build_app(tmp_path, config=loop_config(loopback))
+    app = stalled_app(tmp_path, loopback)
     async with app.run_test(size=SIZE) as pilot:
-        # ready first: a line typed during start-up is queued, and the queue holds later commands until
-        # its reply ends (under load the command was queued behind the stalled reply, and said nothing)
-        await wait_for(pilot, lambda: app.chat.ready)
-        await type_line(pilot, "first")
-        await wait_for(pilot, lambda: any(a.text == "Half" for a in app.query(AnswerView)))
+        await mid_reply(pilot, app)
         await app.chat.run_command(command)  # as the palette runs it: never in the prompt, not put there
         await pilot.pause()
         assert "still streaming" in str(app.query(".note")[-1].render()) and app.query_one("#input").text == ""
