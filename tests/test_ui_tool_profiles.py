@@ -56,6 +56,16 @@ def started(tmp_path: Path, profile: str) -> TractApp:
     return TractApp(pending, notices=startup.notices, clock=FakeClock())
 
 
+def with_servers(tmp_path: Path, loopback: LoopbackServer, profile: str) -> TractApp:
+    """config.toml's servers, the profiles naming them and a model answering "ok": the app as
+    ``tractui --profile PROFILE`` builds it."""
+    (config_dir() / "config.toml").parent.mkdir(parents=True, exist_ok=True)
+    (config_dir() / "config.toml").write_text(SERVERS)
+    profiles(loopback.url)
+    loopback.default = lambda request: openai_chat_reply("ok")
+    return started(tmp_path, profile)
+
+
 def offered(loopback: LoopbackServer) -> list[str]:
     """The tool names the last request offered."""
     return sorted(t["function"]["name"] for t in loopback.requests[-1].json.get("tools", []))
@@ -94,11 +104,7 @@ DEMO_TOOLS = ["demo__add", "demo__multiply", "demo__now", "demo__read_file"]
 
 
 async def test_loading_a_profile_runs_the_servers_it_names_and_stops_the_others(tmp_path, loopback):
-    (config_dir() / "config.toml").parent.mkdir(parents=True, exist_ok=True)
-    (config_dir() / "config.toml").write_text(SERVERS)
-    profiles(loopback.url)
-    loopback.default = lambda request: openai_chat_reply("ok")
-    app = started(tmp_path, "ldemoonly")
+    app = with_servers(tmp_path, loopback, "ldemoonly")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.chat.ready)
         await ready(pilot, app, "demo")
@@ -203,11 +209,7 @@ async def crashed(pilot, app: TractApp) -> None:
 async def test_a_failed_server_is_restarted_from_slash_tools_or_by_loading_its_profile(tmp_path, loopback):
     from textual.widgets import SelectionList
 
-    (config_dir() / "config.toml").parent.mkdir(parents=True, exist_ok=True)
-    (config_dir() / "config.toml").write_text(SERVERS)
-    profiles(loopback.url)
-    loopback.default = lambda request: openai_chat_reply("ok")
-    app = started(tmp_path, "kimi-local")
+    app = with_servers(tmp_path, loopback, "kimi-local")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for(pilot, lambda: app.chat.ready)
         await ready(pilot, app, "demo", "test")
