@@ -232,6 +232,8 @@ async def test_a_server_that_dies_mid_call_answers_as_an_error(tmp_path, server,
     conv.approve = allow
     events = await run(conv)
     assert states(events)[-1] == ("crash", "error")
+    # the model is told the server exited, not the SDK's "MCPError: Connection closed"
+    assert results(conv) == ["not finished: the MCP server test exited while the call ran (the server exited)"]
     assert model.refusals == [] and conv.history()[-1].content.text == "finished"
     assert toolbox.connections["test"].state == "failed"
     assert "test__crash" not in [t.name for t in toolbox.definitions()]  # a failed server offers nothing
@@ -432,7 +434,7 @@ async def test_a_call_to_a_server_that_failed_is_answered_at_once_and_nothing_is
         model.steps, model.served = final("test__huge", {"words": 3}), 0
         events = await run(conv, "and now something long")
         assert asked == ["crash"] and saved == ["crash"]
-        assert states(events) == [("huge", "error")]  # no "waiting": no question
+        assert states(events) == [("huge", "not_run")]  # no "waiting": no question
         told = f"not run: the MCP server test failed ({connection.reason})"
         assert results(conv)[-1] == told and connection.reason
         assert server.requests[-1].json["messages"][-1]["content"] == told and model.refusals == []
@@ -453,7 +455,7 @@ async def test_an_always_given_after_the_server_failed_under_the_question_is_not
 
         conv.approve = always_once_it_died
         events = await run(conv)
-        assert saved == [] and states(events)[-1] == ("huge", "error")
+        assert saved == [] and states(events)[-1] == ("huge", "not_run")
         assert results(conv)[-1].startswith("not run: the MCP server test") and model.refusals == []
 
 
@@ -516,7 +518,7 @@ async def test_a_call_whose_tool_was_withdrawn_while_it_waited_is_told_why(tmp_p
             "tools.enabled": "not run: the user switched tools off for this session (tools.enabled false)",
             "profile": "not run: the MCP server demo was stopped by a profile switch",
         }[how]
-        assert results(conv)[-1] == told and states(events)[-1] == ("add", "error")
+        assert results(conv)[-1] == told and states(events)[-1] == ("add", "not_run")
         assert model.refusals == [] and conv.history()[-1].content.text == "ok"
     finally:
         await box.aclose()
@@ -538,4 +540,4 @@ async def test_calls_of_a_reply_cut_short_by_an_error_are_not_said_to_be_cancell
     conv.approve = allow
     await run(conv)
     assert results(conv) == ["not run: the reply that asked for it ended with an error before the call could start"]
-    assert [c.content.metadata["status"] for c in conv.history() if c.kind == "tool"] == ["cancelled"]
+    assert [c.content.metadata["status"] for c in conv.history() if c.kind == "tool"] == ["not_run"]

@@ -14,7 +14,7 @@ from tractui.core.tokens import TokenCounter
 from tractui.providers.config import ProviderConfig
 from tractui.tools.consent import ConsentPolicy
 from tractui.tools.server import McpConnection
-from tractui.tools.toolbox import Toolbox
+from tractui.tools.toolbox import Toolbox, ToolOutcome
 
 TEST_SERVER = str(Path(__file__).with_name("mcp_test_server.py"))
 KIMI = ProviderConfig("openai", "kimi-k2.6", api_key_env="MOONSHOT_API_KEY")
@@ -55,11 +55,13 @@ async def test_a_call_running_on_a_server_a_switch_leaves_out_ends_as_an_error(t
         )
         asked_before = await toolbox.call(later, counter=COUNTER, max_tokens=100)
         gone = "not run: the MCP server test was stopped by a profile switch"
-        assert (asked_before.status, asked_before.text) == ("error", gone)
+        assert (asked_before.status, asked_before.text) == ("not_run", gone)
         await asyncio.wait_for(stopped(test), 10)
         assert list(toolbox.connections) == ["demo"]
         asked_after = toolbox.request(ToolCallBlock(id="3", name="test__sleep", arguments="{}"))
-        assert asked_after is not None and toolbox.refusal(asked_after) == gone  # answered at once, no one asked
+        assert asked_after is not None and toolbox.refusal(asked_after) == ToolOutcome(
+            "not_run", gone
+        )  # answered at once, no one asked
         assert toolbox.request(ToolCallBlock(id="4", name="test__never", arguments="{}")) is None
     finally:
         await toolbox.aclose()

@@ -204,6 +204,22 @@ async def test_denied_with_a_reason_the_model_is_told_and_nothing_runs(app):
         assert [m["status"] for m in tool_commits(app)] == ["denied"]
 
 
+async def test_a_call_whose_server_stopped_under_the_question_is_drawn_not_run(app):
+    """It was drawn "✗ failed", as if it had run and failed: it never ran."""
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, QUESTION)
+        await asked(pilot, app)
+        box = app.chat.toolbox
+        assert box is not None
+        await box.connections["demo"].stop()
+        await pilot.press("y")
+        await settle(pilot)
+        view = app.query_one(ToolCallView)
+        assert view.status == "not_run" and view.result.startswith("not run: the MCP server demo")
+        assert "demo.multiply" in screen_text(app) and "⊘ not run" in screen_text(app)
+        assert [m["status"] for m in tool_commits(app)] == ["not_run"]
+
+
 async def test_esc_at_the_question_stops_the_reply_and_answers_the_call(app):
     async with app.run_test(size=SIZE) as pilot:
         await type_line(pilot, QUESTION)

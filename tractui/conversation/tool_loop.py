@@ -51,9 +51,9 @@ class ToolRunner(Protocol):
         """Whether these tools are offered to a model of ``provider`` (the built-in demo tools only to the demo)."""
         ...
 
-    def refusal(self, request: ToolRequest) -> str | None:
-        """Why the call cannot be run now (its tool switched off, its server failed or stopped, arguments
-        that are not a JSON object): no one is asked, the model reads why."""
+    def refusal(self, request: ToolRequest) -> ToolOutcome | None:
+        """Why the call cannot be run now (its tool switched off, its server failed or stopped: not run;
+        arguments that are not a JSON object: an error): no one is asked, the model reads why."""
         ...
 
     def use(self, servers: Collection[str] | None, provider: ProviderConfig, *, restart_failed: bool = False) -> None:
@@ -84,6 +84,7 @@ class ToolRound:
     enabled: Callable[[], bool] = lambda: True  # tools.enabled now: switched off, no call runs
     cancelled: bool = False
     not_run: str = NOT_STARTED  # the answer of a call cancelled before it started
+    not_run_status: ToolStatus = "cancelled"  # "not_run" when the user did not stop it
     _task: asyncio.Future[Any] | None = None
     _answered: set[str] = field(default_factory=set)  # the ids of the calls given their result
     _started: set[str] = field(default_factory=set)  # the ids of the calls that began to run
@@ -105,15 +106,16 @@ class ToolRound:
     def _cancelled(self, call: ToolCallBlock) -> ToolCallState:
         """``call`` answered as cancelled: what a call that started or never started is told."""
         request = self.tools.request(call) if self.tools is not None else None
-        said = CANCELLED if call.id in self._started else self.not_run
-        return self._answer(call, "cancelled", said, 0.0, request)
+        if call.id in self._started:
+            return self._answer(call, "cancelled", CANCELLED, 0.0, request)
+        return self._answer(call, self.not_run_status, self.not_run, 0.0, request)
 
     def cancel(self, not_run: str | None = None) -> None:
         """Stop at once: the call waiting or running is cancelled, the rest are answered as cancelled
         (``not_run``: what a call that never started is told, when the user did not stop it)."""
         self.cancelled = True
         if not_run is not None:
-            self.not_run = not_run
+            self.not_run, self.not_run_status = not_run, "not_run"
         if self._task is not None:
             self._task.cancel()
 
@@ -123,15 +125,15 @@ class ToolRound:
             yield self._answer(call, "unknown", UNKNOWN.format(name=call.name), 0.0)
             return
         assert self.tools is not None
-        why = TOOLS_OFF if not self.enabled() else self.tools.refusal(request)
-        if why is not None:
-            yield self._answer(call, "error", why, 0.0, request)
+        refused = ToolOutcome("not_run", TOOLS_OFF) if not self.enabled() else self.tools.refusal(request)
+        if refused is not None:
+            yield self._answer(call, refused.status, refused.text, 0.0, request)
             return
         if not self.tools_consent(request):
             yield ToolCallState(call.id, "waiting", server=request.server, tool=request.tool)
             decided = await self._guarded(self._decide(request))
             if decided is None:
-                yield self._answer(call, "cancelled", self.not_run, 0.0, request)
+                yield self._answer(call, self.not_run_status, self.not_run, 0.0, request)
                 return
             decision, unsaved = decided
             if unsaved is not None:

@@ -158,7 +158,9 @@ class Done:
     reply_metadata: dict[str, Any] = field(default_factory=dict)  # kept with the reply, echoed as the protocol asks
 
 
-ToolStatus = Literal["waiting", "running", "done", "error", "denied", "cancelled", "timeout", "unknown", "interrupted"]
+ToolStatus = Literal[
+    "waiting", "running", "done", "error", "denied", "cancelled", "not_run", "timeout", "unknown", "interrupted"
+]
 
 
 @dataclass(frozen=True, slots=True)

@@ -98,6 +98,7 @@ class McpConnection:
     ready_after: float | None = None
     retired: str = ""  # why tractui stopped it while in use ("a profile switch"), for a call it cut short
     _client: Client | None = None
+    _closed: Any = None  # the server's output ended (anyio.Event), set before the SDK fails its calls
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _done: asyncio.Event = field(default_factory=asyncio.Event)
     _relist: asyncio.Event = field(default_factory=asyncio.Event)
@@ -126,7 +127,7 @@ class McpConnection:
 
         _quiet_sdk()
 
-        closed = anyio.Event()
+        closed = self._closed = anyio.Event()
         self.log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         with open(self.log_path, "a", encoding="utf-8") as errlog, anyio.fail_after(CONNECT_TIMEOUT) as scope:
             errlog.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} tractui starts {self.name}\n")
@@ -211,6 +212,13 @@ class McpConnection:
         except OSError:
             return ""
         return lines[-1] if lines and not lines[-1].startswith("--- ") else ""
+
+    def gone(self) -> str | None:
+        """Why the server's output ended (it exited or crashed); ``None`` while it is there. Set
+        before the SDK fails the calls it was waiting on, so a call's failure can say so."""
+        if self._closed is None or not self._closed.is_set():
+            return None
+        return self._last_log_line() or "the server exited"
 
     # -- from any task -----------------------------------------------------
     async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:

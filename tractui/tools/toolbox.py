@@ -31,7 +31,7 @@ from tractui.tools.server import McpConnection, leaf, not_ready, one_line
 
 @dataclass(frozen=True, slots=True)
 class ToolOutcome:
-    status: ToolStatus  # done | error | timeout | unknown (denied and cancelled are the loop's)
+    status: ToolStatus  # done | error | not_run | timeout | unknown (denied and cancelled are the loop's)
     text: str  # what the model receives
     duration: float = 0.0
 
@@ -217,14 +217,14 @@ class Toolbox:
         )
 
     # -- calling -------------------------------------------------------------
-    def refusal(self, request: ToolRequest) -> str | None:
+    def refusal(self, request: ToolRequest) -> ToolOutcome | None:
         """Why the call cannot be run now (before anyone is asked), or ``None``: its tool is not
-        offered any more or its server is not ready (the model reads why), or its arguments
-        cannot be run."""
+        offered any more or its server is not ready (not run), or its arguments cannot be run
+        (the model's error). The model reads why."""
         if (why := self.unavailable(request.server, request.tool)) is not None:
-            return why
+            return ToolOutcome("not_run", why)
         parsed = parsed_arguments(request.arguments)
-        return parsed if isinstance(parsed, str) else None
+        return ToolOutcome("error", parsed) if isinstance(parsed, str) else None
 
     def unavailable(self, server: str, tool: str) -> str | None:
         """Why ``tool`` of ``server``, offered at some point, cannot run now; ``None`` when it can."""
@@ -243,7 +243,7 @@ class Toolbox:
         """Run the call; any failure comes back as an error result. Cancelling the caller cancels the call."""
         started = time.monotonic()
         if (why := self.unavailable(request.server, request.tool)) is not None:  # changed while the user was asked
-            return ToolOutcome("error", why, 0.0)
+            return ToolOutcome("not_run", why, 0.0)
         arguments = parsed_arguments(request.arguments)
         if isinstance(arguments, str):
             return ToolOutcome("error", arguments, 0.0)
@@ -251,11 +251,15 @@ class Toolbox:
         try:
             result = await connection.call(request.tool, arguments)
         except Exception as exc:  # protocol failures, timeouts, malformed results: one line for the model
+            took = time.monotonic() - started
             if connection.retired:  # the SDK says "Connection closed": say who closed it
-                took = time.monotonic() - started
                 why = f"not finished: the MCP server {request.server} was stopped by {connection.retired} while the call ran"
                 return ToolOutcome("error", why, took)
-            return _failure(leaf(exc), time.monotonic() - started)
+            if (reason := connection.gone()) is not None:  # it exited or crashed under the call
+                return ToolOutcome(
+                    "error", f"not finished: the MCP server {request.server} exited while the call ran ({reason})", took
+                )
+            return _failure(leaf(exc), took)
         text, _ = capped(result_text(result), max_tokens, counter)
         return ToolOutcome("error" if result.is_error else "done", text, time.monotonic() - started)
 

@@ -29,6 +29,7 @@ _STATUS: dict[ToolStatus, str] = {
     "error": "✗ failed",
     "denied": "⊘ denied",
     "cancelled": "⊘ cancelled",
+    "not_run": "⊘ not run",
     "timeout": "✗ timed out",
     "unknown": "✗ not offered",
     "interrupted": "✗ interrupted",
