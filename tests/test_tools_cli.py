@@ -293,3 +293,16 @@ async def test_print_mode_says_which_allow_tool_names_allow_nothing(tmp_path, lo
     code, out, err = await tractui(configure(tmp_path, {}), "-p", "hi", *provider_flags(loopback), "--allow-tool", "x")
     assert (code, out) == (0, "Hello.\n"), err
     assert "warning: --allow-tool 'x' allows nothing: no MCP server is in use" in err.splitlines()
+
+
+async def test_print_mode_says_which_servers_failed_to_start(tmp_path, loopback):
+    """Print mode said nothing of a server that failed to start (unless an ``--allow-tool`` name pointed
+    at it): the model simply had fewer tools. Now one line each on stderr, the answer unchanged."""
+    env = configure(tmp_path, {"demo": DEMO_SERVER, "broken": {"command": "no-such-program-x"}})
+    model = loopback.default = StrictChat([Step("hi", text="Hello.")])
+    code, out, err = await tractui(env, "-p", "hi", *provider_flags(loopback))
+    assert (code, out) == (0, "Hello.\n"), err
+    (told,) = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert told.startswith("warning: MCP server broken failed: command not found: no-such-program-x;")
+    assert "its tools are not offered" in told and "broken.log" in told
+    assert "Traceback" not in err and model.refusals == []

@@ -386,7 +386,7 @@ async def _run(
 ) -> None:
     if toolbox is not None:
         toolbox.start()
-    check = asyncio.create_task(_check_allowed(toolbox, allow, printer)) if allow else None
+    check = asyncio.create_task(_check_servers(toolbox, allow, printer)) if allow or toolbox is not None else None
     try:
         await _stream(conv, prompt, printer, outcome)
     finally:
@@ -397,20 +397,27 @@ async def _run(
                 await check
             if not told and (toolbox is None or not toolbox.starting):  # settled, the check not woken yet
                 with contextlib.suppress(OutputError, OSError):  # (still starting: the turn did not need them)
-                    _tell_unmatched(toolbox, allow, printer)
+                    _tell_servers(toolbox, allow, printer)
         if toolbox is not None:
             await toolbox.aclose()
         await conv.aclose()
 
 
-async def _check_allowed(toolbox: Toolbox | None, allow: tuple[str, ...], printer: _Printer) -> None:
+async def _check_servers(toolbox: Toolbox | None, allow: tuple[str, ...], printer: _Printer) -> None:
     """Once the servers have listed their tools (the first request waits for them as long), a line
-    for each ``--allow-tool`` name that allows nothing; beside the turn, which it never holds up."""
+    for each server that failed to start and each ``--allow-tool`` name that allows nothing;
+    beside the turn, which it never holds up."""
     if toolbox is not None:
         await toolbox.settled(SERVER_WAIT)
-    _tell_unmatched(toolbox, allow, printer)
+    _tell_servers(toolbox, allow, printer)
 
 
-def _tell_unmatched(toolbox: Toolbox | None, allow: tuple[str, ...], printer: _Printer) -> None:
+def _tell_servers(toolbox: Toolbox | None, allow: tuple[str, ...], printer: _Printer) -> None:
+    for connection in toolbox.connections.values() if toolbox is not None else ():
+        if connection.state == "failed" and connection.ready_after is None:  # one that failed later told its call
+            why = f": {connection.reason}" if connection.reason else ""
+            printer.note(
+                f"warning: MCP server {connection.name} failed{why}; its tools are not offered (its log: {connection.log_path})"
+            )
     for line in unmatched_allows(toolbox, allow):
         printer.note(f"warning: {line}")
