@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import os
 import random
 import sys
@@ -206,6 +207,11 @@ async def test_summary_request_carries_the_structured_prompt_and_the_transcript(
     assert "question 5:" not in user  # the last turns are kept verbatim, not summarised
     assert "focus on: the lexer design" in user
     assert "reasoning_effort" not in body and body["max_tokens"] <= LIMIT // 8
+    # what the summary call cost is the summary commit's: the session's totals count it
+    assert result.usage is not None and result.usage.input_tokens == body_tokens(body)
+    assert store.get(result.commit_id).usage == result.usage
+    replies = sum(c.usage.input_tokens for c in conv.history() if c.kind == "assistant" and c.usage)
+    assert conv.totals().input_tokens == replies + body_tokens(body)
 
 
 async def test_compiled_context_after_compaction_is_summary_plus_recent_turns(store, loopback):
@@ -459,13 +465,18 @@ async def test_print_mode_continue_compacts_the_same_way(store, loopback, tmp_pa
         f"context-limit={LIMIT}",
         "--set",
         f"max-tokens={MAX_TOKENS}",
+        "--json",
     ]
     proc = await asyncio.create_subprocess_exec(sys.executable, *argv, env=env, stdout=PIPE, stderr=PIPE)
     out, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
     assert "compacting first" in err.decode() and "compacted 1×" in err.decode()
-    assert out.decode().startswith("answer 18:")
+    result = json.loads(out)
+    assert result["text"].startswith("answer 18:")
     assert len(model.summaries) >= 1
+    # the turn's usage counts its summary calls too (until 2026-11-28 only the reply's request)
+    requests = [*model.summaries, model.chat[-1]]
+    assert result["usage"]["input"] == sum(body_tokens(body) for body in requests)
     sent = model.chat[-1]["messages"]
     assert _text(sent[0]["content"]).startswith(prompt.SUMMARY_HEADER) and sent[-1]["content"] == "what next?"
     assert body_tokens(model.chat[-1]) + MAX_TOKENS <= LIMIT

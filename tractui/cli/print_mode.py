@@ -63,6 +63,7 @@ class _Outcome:
     error: StreamError | None = None
     step_limit: StepLimit | None = None  # the tool loop stopped at tools.maxSteps before the model answered
     tools: list[dict[str, Any]] = field(default_factory=list)  # each call of the turn, with its result
+    spent: list[Usage] = field(default_factory=list)  # the turn's requests besides its replies (compaction)
 
     def stopped(self) -> str | None:
         """The step limit as the turn's failure, in one line."""
@@ -159,7 +160,8 @@ def _summed(usages: Iterable[Usage | None]) -> Usage | None:
 
 def result_json(conv: Conversation, outcome: _Outcome) -> dict[str, Any]:
     """The ``--json`` object: the whole turn (every reply of a tool loop), its thinking blocks,
-    usage summed over its requests, each step on its own, and the gauge's number."""
+    usage summed over its requests (a compaction's summary calls too), each step on its own, and
+    the gauge's number."""
     replies = conv.replies or [MessageAssembler()]
     blocks = [b for r in replies for b in r.content().blocks if isinstance(b, ThinkingBlock)]
     error: dict[str, str] | None = None
@@ -179,7 +181,7 @@ def result_json(conv: Conversation, outcome: _Outcome) -> dict[str, Any]:
             }
             for b in blocks
         ],
-        "usage": _usage_json(_summed(r.usage for r in replies)),
+        "usage": _usage_json(_summed([*outcome.spent, *(r.usage for r in replies)])),
         "effective_context_tokens": conv.gauge().effective,
         "finish_reason": "interrupted" if outcome.interrupted else replies[-1].finish_reason,
         "session": conv.session_id,
@@ -217,6 +219,8 @@ async def _stream(conv: Conversation, prompt: str, printer: _Printer, outcome: _
                     outcome.step_limit = event
                 case Notice():
                     printer.note(event.message)
+                    if event.spent is not None:
+                        outcome.spent.append(event.spent)
                 case StreamError():
                     if event.kind != "cancelled":
                         outcome.error = event

@@ -104,11 +104,14 @@ class Notice:
     """Something the user should read once (e.g. temperature not sent while thinking).
 
     A ``progress`` notice is a step of work under way (a compaction's summary
-    call): the next one replaces it, and it is gone once the work ends.
+    call): the next one replaces it, and it is gone once the work ends. ``spent``
+    is what the work it reports cost (a compaction's summary calls), which the
+    turn's usage includes.
     """
 
     message: str
     progress: bool = False
+    spent: Usage | None = None
 
 
 @dataclass(frozen=True, slots=True)

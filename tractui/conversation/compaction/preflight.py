@@ -153,9 +153,9 @@ class Preflight:
             if self.result is not None and self.result.ok and self.result.commit_id is not None:
                 self.parent_id = self.result.commit_id
                 total = compaction_count(self.conv.store.chain(self.conv.session_id or "", head=self.parent_id))
-                yield Notice(f"{self.result.message} (compacted {total}×)")
+                yield Notice(f"{self.result.message} (compacted {total}×)", spent=self.result.usage)
             elif self.result is not None:
-                yield Notice(self.result.message)
+                yield Notice(self.result.message, spent=self.result.usage)
                 reading = self.conv.gauge(head=self.parent_id)
                 if over_limit(reading) is not None and self.result.message.startswith("compaction failed"):
                     async for note in self._leave_out(reading, self.result.message):

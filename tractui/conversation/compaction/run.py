@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from tractui.conversation.compaction import plan, prompt
 from tractui.core.assemble import MessageAssembler
-from tractui.core.content import Content
+from tractui.core.content import Content, Usage
 from tractui.core.events import StreamError
 from tractui.core.gauge import output_reserve
 from tractui.core.reasoning import thinking_policy
@@ -64,6 +64,7 @@ class CompactionResult:
     kept_turns: int = 0
     commit_id: str | None = None
     automatic: bool = False
+    usage: Usage | None = None  # what its summary calls cost, as the provider reported it
 
 
 CompactionEvent: TypeAlias = CompactionProgress | CompactionResult
@@ -78,6 +79,7 @@ class Summarizer:
     counter: TokenCounter
     label: str
     owns_provider: bool = False
+    spent: Usage | None = None  # the usage its summary calls reported, added up
 
     @property
     def output_budget(self) -> int:
@@ -116,6 +118,8 @@ class Summarizer:
                 if isinstance(event, StreamError):
                     raise CompactionError(f"the summary call to {self.label} failed: {event.message}")
                 assembler.feed(event)
+        if assembler.usage is not None:
+            self.spent = assembler.usage if self.spent is None else self.spent + assembler.usage
         summary = assembler.content().text.strip()
         if not summary:
             raise EmptySummaryError(f"the summary call to {self.label} returned no text")
@@ -263,12 +267,20 @@ async def compact(
         except EmptySummaryError as exc:
             if split == SPLITS[-1]:
                 yield CompactionResult(
-                    False, f"compaction failed, history unchanged: {exc}", before_tokens=before, automatic=automatic
+                    False,
+                    f"compaction failed, history unchanged: {exc}",
+                    before_tokens=before,
+                    automatic=automatic,
+                    usage=summarizer.spent,
                 )
                 return
         except CompactionError as exc:
             yield CompactionResult(
-                False, f"compaction failed, history unchanged: {exc}", before_tokens=before, automatic=automatic
+                False,
+                f"compaction failed, history unchanged: {exc}",
+                before_tokens=before,
+                automatic=automatic,
+                usage=summarizer.spent,
             )
             return
     first_id, last_id = _range_ids([c for t in older for c in t.commits])
@@ -279,13 +291,15 @@ async def compact(
     after = counter.count_messages([content])
     reason = plan.rejection(before, after)
     if reason is not None:
-        yield CompactionResult(False, reason, before_tokens=before, after_tokens=after, automatic=automatic)
+        yield CompactionResult(
+            False, reason, before_tokens=before, after_tokens=after, automatic=automatic, usage=summarizer.spent
+        )
         return
     yield CompactionProgress("storing", "writing the summary commit")
     meta["after_tokens"] = after
     parent = head if head is not None else chain[-1].id
     try:
-        commit = _append_summary(store, session_id, content, parent, meta, provenance)
+        commit = _append_summary(store, session_id, content, parent, meta, provenance, summarizer.spent)
     except StoreError as exc:  # a full disk, a file another program holds: one line, not a failed worker
         yield CompactionResult(
             False,
@@ -293,6 +307,7 @@ async def compact(
             before_tokens=before,
             after_tokens=after,
             automatic=automatic,
+            usage=summarizer.spent,
         )
         return
     yield CompactionResult(
@@ -304,6 +319,7 @@ async def compact(
         kept_turns=len(kept),
         commit_id=commit.id,
         automatic=automatic,
+        usage=summarizer.spent,
     )
 
 
@@ -314,14 +330,17 @@ def _append_summary(
     parent_id: str,
     metadata: dict[str, Any],
     provenance: dict[str, str | None] | None,
+    usage: Usage | None = None,
 ) -> Commit:
-    """The ``summary`` commit under ``parent_id``, stamped with who wrote it; ``StoreError`` when it cannot be."""
+    """The ``summary`` commit under ``parent_id``, stamped with who wrote it and what writing it
+    cost (the session's totals count it); ``StoreError`` when it cannot be."""
     prov = provenance or {}
     return store.append(
         session_id,
         "summary",
         content,
         parent_id=parent_id,
+        usage=usage,
         metadata=metadata,
         provider=prov.get("provider"),
         model=prov.get("model"),
