@@ -6,6 +6,7 @@ import pytest
 
 from tractui.cli.main import parse_options
 from tractui.config.app_config import AppConfig, save_app_config
+from tractui.config.profiles import ProfileStore
 from tractui.config.startup import DEMO, DEMO_NOTICE, resolve_startup
 from tractui.errors import ProfileError, SettingError, StartupError
 from tractui.providers.transport import ProviderConfig
@@ -24,12 +25,25 @@ def resolve(*argv: str):
     return resolve_startup(parse_options(list(argv)))
 
 
-def test_nothing_configured_runs_the_demo_with_a_notice():
+def test_nothing_configured_runs_the_demo_profile_with_a_notice():
+    """The shipped demo profile, as `/profile load demo` gives it: until 2026-11-28 the bare demo
+    provider with the default 128k window, where the gauge hardly moved, and `/profile load demo`
+    then showed another window."""
     start = resolve()
-    assert start.config == DEMO and start.profile_name is None and start.theme is None
+    assert start.config == DEMO and start.profile_name == "demo" and start.theme is None
     assert start.notices == [DEMO_NOTICE]
     assert "/profile load claude" in DEMO_NOTICE and "\n" not in DEMO_NOTICE
-    assert start.settings.changed() == {}
+    loaded = ProfileStore().load("demo").make_settings()
+    assert start.settings.changed() == loaded.changed() and start.settings.get("context-limit") == 32768
+
+
+def test_a_demo_profile_that_does_not_load_leaves_the_bare_demo_with_a_warning(config_dir):
+    (config_dir / "profiles").mkdir(parents=True)
+    (config_dir / "profiles" / "demo.toml").write_text("provider = [", encoding="utf-8")
+    start = resolve()
+    assert start.config == DEMO and start.profile_name is None and start.settings.changed() == {}
+    assert start.warnings[0].startswith("profile demo not loaded, using the bare demo:")
+    assert DEMO_NOTICE in start.notices
 
 
 def test_a_resumed_session_is_not_announced_as_demo_mode():

@@ -290,10 +290,10 @@ async def test_a_resumed_session_whose_profile_no_longer_loads_says_so_and_stays
         async with app.run_test(size=(100, 30)) as pilot:
             await wait_for(pilot, lambda: app.chat.ready)
             await settle(pilot)
-            assert app.conversation.profile_name is None and app.conversation.config.model == "demo"
+            assert app.conversation.profile_name == "demo" and app.conversation.config.model == "demo"
             notes = " ".join(str(n.render()) for n in app.query(".note"))
             assert "this session's replies came from profile 'gone', which does not load" in notes
-            assert "staying on demo · demo" in notes
+            assert "staying on profile 'demo'" in notes
     finally:
         store.close()
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tractui.store.history import Commit
 
 DEMO = ProviderConfig(provider="demo", model="demo")
+DEMO_PROFILE = "demo"  # what runs when nothing is configured
 DEMO_NOTICE = (
     "Demo mode: no profile configured — try `/profile load claude` or `tractui --profile kimi`; "
     "keys come from env vars (ANTHROPIC_API_KEY, MOONSHOT_API_KEY, …)"
@@ -74,6 +75,13 @@ def resolve_startup(
         endpoint = None  # the default profile is where the last reply came from: its settings too
     if endpoint is not None:
         profile = None
+    flags = (options.model, options.base_url, options.api_key_env)
+    implicit = profile is None and endpoint is None and provider is None and flags == (None, None, None)
+    if implicit:  # the shipped demo profile, as `/profile load demo` gives (its small window moves the gauge)
+        try:
+            profile = store.load(DEMO_PROFILE)
+        except ProfileError as err:
+            warnings.append(f"profile {DEMO_PROFILE} not loaded, using the bare demo: {err}")
     if profile is not None:
         warnings.extend(profile.warnings)
     notices = list(warnings)
@@ -93,7 +101,7 @@ def resolve_startup(
             raise SettingError(f"--set needs KEY=VALUE, got '{item}'")
         settings.set(key.strip(), value.strip())
 
-    if profile is None and provider is None and not (options.resumes and not options.chose_setup):
+    if implicit and not (options.resumes and not options.chose_setup):
         notices.append(DEMO_NOTICE)  # a resumed session goes on with its own setup: not demo mode
     if (missing := missing_key_notice(config)) is not None:
         notices.append(missing)
