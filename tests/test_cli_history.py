@@ -117,6 +117,32 @@ def test_export_markdown_keeps_thinking_marked(data):
     assert "_(interrupted)_" in out and "compacted" in out
 
 
+def test_export_markdown_keeps_a_replys_and_a_summarys_headings_below_their_message(data):
+    """A summary's ``## Goal`` stood level with ``## You`` and ``## Assistant`` in the outline (until
+    2026-11-28); a message's own headings now sit two levels down, code blocks untouched."""
+    with HistoryStore(history_path()) as store:
+        sid = store.create_session("headings")
+        store.append(sid, "user", Content.human("Plan it"))
+        answer = "# Plan\n\nFirst.\n\n```sh\n# a comment, not a heading\n```\n\nSteps\n-----\n\n###### deep"
+        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text=answer)]))
+        store.append(sid, "summary", Content(speaker="ai", blocks=[TextBlock(text="## Goal\n\nTo plan.")]))
+    code, out, _ = run("export", sid, "--format", "md")
+    assert code == 0
+    outline = [line for line in out.splitlines() if line.startswith("#")]
+    assert outline == [
+        "# headings",
+        "## You",
+        "## Assistant",
+        "### Plan",
+        "# a comment, not a heading",
+        "#### Steps",
+        "###### deep",
+        "## Summary",
+        "#### Goal",
+    ]
+    assert "```sh\n# a comment, not a heading\n```" in out
+
+
 def test_export_json_import_round_trip(data, tmp_path, monkeypatch):
     sid = populate()
     target = tmp_path / "session.json"

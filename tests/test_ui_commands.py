@@ -377,6 +377,7 @@ async def test_model_lists_what_the_server_offers_and_says_so_when_it_cannot(tmp
         await run(pilot, "/model")
         listed = notes(app)[-1]
         assert "the server lists 2" in listed and "* loop-model" in listed and "1,048,576-token window" in listed
+        assert "loop-model  window not listed" in listed  # it said just "model"
         await run(pilot, "/model big-one")
         assert app.conversation.config.model == "big-one" and app.settings.get("context-limit") == 1048576
         assert len([r for r in loopback.requests if r.path.endswith("/models")]) == 1  # fetched once

@@ -424,7 +424,7 @@ def model_line(model: ModelInfo) -> str:
     parts = [model.name] if model.name and model.name != model.id else []
     if model.context_limit:
         parts.append(f"{model.context_limit:,}-token window")
-    return " · ".join(parts) or "model"
+    return " · ".join(parts) or "window not listed"
 
 
 def _complete_set(head: str, rest: str, settings: Settings | None) -> list[Completion]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 from typing import Any, Literal
 
+from markdown_it import MarkdownIt
+
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock, Usage
 from tractui.core.inert import inert, json_text
 from tractui.core.urls import public_url
@@ -17,6 +19,7 @@ from tractui.store.history import HistoryStore
 
 ExportFormat = Literal["md", "json"]
 FORMATS: tuple[ExportFormat, ...] = ("md", "json")
+_PARSER = MarkdownIt("commonmark")
 
 
 def export_text(store: HistoryStore, session_id: str, fmt: ExportFormat, *, raw: bool = False) -> str:
@@ -60,13 +63,32 @@ def _quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))
 
 
+def _under_headings(text: str) -> str:
+    """``text`` with its own headings two levels down (at most ``######``): a reply's ``# Plan``
+    or a summary's ``## Goal`` stays below the ``## You`` / ``## Assistant`` it belongs to, in the
+    export's outline. Top-level headings only; setext ones (``Plan`` over ``===``) become ATX."""
+    lines = text.split("\n")
+    tokens = _PARSER.parse(text)
+    for token in reversed(tokens):  # from the end: a setext heading's two lines become one
+        if token.type != "heading_open" or token.level != 0 or token.map is None:
+            continue
+        start, end = token.map
+        level = min(6, int(token.tag[1]) + 2)
+        if token.markup.startswith("#"):
+            lines[start] = "#" * level + " " + lines[start].lstrip(" ").lstrip("#").lstrip(" \t")
+        else:
+            title = " ".join(line.strip() for line in lines[start : end - 1])
+            lines[start:end] = ["#" * level + " " + title]
+    return "\n".join(lines)
+
+
 def _md_blocks(content: Content) -> list[str]:
     parts: list[str] = []
     for block in content.blocks:
         if isinstance(block, TextBlock):
-            parts.append(block.text)
+            parts.append(_under_headings(block.text))
         elif isinstance(block, ThinkingBlock):
-            body = "_(redacted thinking, kept opaque)_" if block.is_hidden else _quote(block.thought)
+            body = "_(redacted thinking, kept opaque)_" if block.is_hidden else _quote(_under_headings(block.thought))
             parts.append(f"<details>\n<summary>Thinking ({block.source_field})</summary>\n\n{body}\n\n</details>")
         elif isinstance(block, ToolCallBlock):
             parts.append(f"**Tool call** `{block.name}` (`{block.id}`)\n\n```json\n{block.arguments}\n```")
