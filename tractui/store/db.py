@@ -10,6 +10,7 @@ how to move it aside so that the next start makes a new one beside it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sqlite3
@@ -92,13 +93,60 @@ def _damaged(path: Path, detail: str) -> StoreError:
     )
 
 
+def _wal_empty(path: Path) -> bool:
+    """No write is waiting in the WAL: it is gone, or empty (left by a process that was killed
+    after its last checkpoint)."""
+    try:
+        return path.with_name(path.name + "-wal").stat().st_size == 0
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+
+
+def _signature(path: Path) -> str:
+    """What changes whenever anything rewrites the file (its size, times and inode)."""
+    st = path.stat()
+    return f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}\n"
+
+
+def _clean_marker(path: Path) -> Path:
+    return path.with_name(path.name + "-clean")
+
+
+def mark_clean(path: Path) -> None:
+    """After the last connection closed with nothing left in the WAL: the file as SQLite left it,
+    which the next start need not check again while it is unchanged (``needs_check``)."""
+    marker = _clean_marker(path)
+    try:
+        if not _wal_empty(path):
+            return  # another process still has it open, or writes are waiting: it checks next time
+        partial = marker.with_name(marker.name + ".part")
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="ascii") as out:
+            out.write(_signature(path))
+        os.replace(partial, marker)
+    except OSError:
+        return  # an unwritable folder: the next start checks, as before
+
+
+def needs_check(path: Path) -> bool:
+    """Whether ``path`` may have changed since tractui last closed it cleanly (then it is checked)."""
+    try:
+        return not _wal_empty(path) or _clean_marker(path).read_text(encoding="ascii") != _signature(path)
+    except (OSError, ValueError):
+        return True
+
+
 def check_integrity(path: Path) -> None:
     """``PRAGMA quick_check`` on an existing database, read-only: damage is found before anything writes.
 
-    Without a WAL file no other process has the database open, so it is read as
-    immutable (no side files are created); with one, read-only through the WAL.
+    Skipped when the file is exactly as tractui left it at a clean close (``needs_check``): the
+    check reads the whole file, and so grew with the history. Without a WAL file no other process
+    has the database open, so it is read as immutable (no side files are created); with one,
+    read-only through the WAL.
     """
-    if not path.exists() or path.stat().st_size == 0:
+    if not path.exists() or path.stat().st_size == 0 or not needs_check(path):
         return
     wal = path.with_name(path.name + "-wal").exists()
     uri = f"{path.resolve().as_uri()}?{'mode=ro' if wal else 'immutable=1'}"
@@ -135,6 +183,8 @@ def connect(path: Path) -> sqlite3.Connection:
     path = Path(path)
     _prepare_folder(path.parent, path)
     check_integrity(path)
+    with contextlib.suppress(OSError):  # open for writing: no longer as it was left (a crash must not find it)
+        _clean_marker(path).unlink(missing_ok=True)
     _prepare_file(path)
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)

@@ -24,7 +24,7 @@ from pydantic import TypeAdapter
 from tractui.core.content import Content, Usage
 from tractui.core.heap import gc_paused
 from tractui.errors import StoreError
-from tractui.store.db import connect
+from tractui.store.db import connect, mark_clean
 
 Kind = Literal["user", "reasoning", "assistant", "tool", "summary", "system"]
 Status = Literal["complete", "interrupted", "error"]
@@ -196,6 +196,7 @@ class HistoryStore:
 
     def close(self) -> None:
         self._conn.close()
+        mark_clean(self.path)
 
     def __enter__(self) -> HistoryStore:
         return self
