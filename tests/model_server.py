@@ -361,8 +361,10 @@ class ModelServer:
                 return (system if isinstance(system, str) else _text(system)) == prompt.SYSTEM_PROMPT
             case "gemini":
                 return _text((body.get("systemInstruction") or {}).get("parts")) == prompt.SYSTEM_PROMPT
-            case "openai-responses":
-                return body.get("instructions") == prompt.SYSTEM_PROMPT
+            case "openai-responses":  # as instructions, or as the first developer message (system-prompt-as)
+                first = body["input"][0] if body["input"] else {}
+                developer = first.get("role") == "developer" and _text(first["content"]) == prompt.SYSTEM_PROMPT
+                return body.get("instructions") == prompt.SYSTEM_PROMPT or developer
         first = body["messages"][0]
         return first["role"] == "system" and _text(first["content"]) == prompt.SYSTEM_PROMPT
 

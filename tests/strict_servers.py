@@ -426,6 +426,17 @@ RESPONSES_EFFORTS: dict[str, tuple[str, ...]] = {  # the models' pages (GPT-6.2'
 # Its prefix is what came before it; GPT-6.2 appends top-level instructions after the input, so they are
 # not part of it; a changed reasoning.effort or tool list is (OpenAI, "Keep the prefix unchanged").
 DROPS_AFTER_PREFIX_EDIT = ("gpt-6.2-",)
+# "GPT-6.2 and later models append top-level instructions after input in the Responses API": a repeated
+# prompt is cached when it is a developer message first in input (OpenAI, "Using GPT-6.2", its Japanese
+# copy on developers.openai.com, read 2026-11-28; the English one as stored breaks off at the heading)
+INSTRUCTIONS_AFTER_INPUT = ("gpt-6.2-",)
+# a message part of the wrong kind for its role: OpenAI's words as LangChain.js PR 11169 (2026-07-09) and
+# nagobot issue 27 (gpt-5.4, 2026-03-14) quote them
+RESPONSES_PART = "Invalid value: '{found}'. Supported values are: {values}."
+PART_TYPES = {
+    "assistant": ("output_text", "refusal"),
+    "user": ("input_text", "input_image", "input_file", "scoped_content"),
+}
 
 
 def _quoted(values: tuple[str, ...]) -> str:
@@ -434,6 +445,34 @@ def _quoted(values: tuple[str, ...]) -> str:
 
 def _responses_prefix(body: Any, items: list[Any]) -> str:
     return json.dumps([body.get("tools"), (body.get("reasoning") or {}).get("effort"), items], sort_keys=True)
+
+
+def responses_rendered(body: Any) -> list[str]:
+    """The request as this server lays it out for its prompt cache, one piece per part: the effort and
+    tools, the input items, and the instructions before them or, on GPT-6.2, after them."""
+    head = [json.dumps([(body.get("reasoning") or {}).get("effort"), body.get("tools")], sort_keys=True)]
+    items = [json.dumps(item, sort_keys=True) for item in body["input"]]
+    instructions = [json.dumps({"instructions": body["instructions"]})] if body.get("instructions") else []
+    if str(body.get("model", "")).startswith(INSTRUCTIONS_AFTER_INPUT):
+        return head + items + instructions
+    return head + instructions + items
+
+
+def _cost(piece: str) -> int:
+    """This server's token count for a piece: one per four bytes of its JSON."""
+    return max(1, len(piece) // 4)
+
+
+def responses_part_problem(items: list[Any]) -> str | None:
+    """A message part whose type its role does not take (an assistant's is output, the others' input)."""
+    for item in items:
+        if item.get("type", "message") != "message" or not isinstance(item.get("content"), list):
+            continue
+        taken = PART_TYPES["assistant" if item.get("role") == "assistant" else "user"]
+        for part in item["content"]:
+            if part.get("type") not in taken:
+                return RESPONSES_PART.format(found=part.get("type"), values=_quoted(taken))
+    return None
 
 
 def responses_parameters(body: Any) -> str | None:
@@ -461,11 +500,15 @@ class StrictResponses(Strict):
     degraded: list[str] = field(default_factory=list)  # calls sent back without their reasoning (accepted, worse)
     made_under: dict[str, str] = field(default_factory=dict)  # reasoning item id -> the prefix it followed
     prefix_drops: list[str] = field(default_factory=list)  # reasoning items dropped after a prefix edit (GPT-6.2)
+    # the prompt cache: each answered request as rendered, and the pieces each one found cached (no
+    # 1,024-token minimum here: every common prefix counts)
+    renderings: list[list[str]] = field(default_factory=list)
+    cached: list[list[str]] = field(default_factory=list)
 
     def check(self, body: Any) -> str | None:
         if body.get("store") is not False:
             return "store must be false for this test: reasoning comes back as encrypted content"
-        if (problem := responses_parameters(body)) is not None:
+        if (problem := responses_parameters(body) or responses_part_problem(body["input"])) is not None:
             return problem
         drops = str(body["model"]).startswith(DROPS_AFTER_PREFIX_EDIT)
         seen_reasoning: set[str] = set()
@@ -494,12 +537,30 @@ class StrictResponses(Strict):
         return None
 
     def refuse(self, message: str) -> Reply:
-        code = {"Unsupported value": "unsupported_value", "Unsupported parameter": "unsupported_parameter"}
+        code = {
+            "Unsupported value": "unsupported_value",
+            "Unsupported parameter": "unsupported_parameter",
+            "Invalid value": "invalid_value",
+        }
         found = next((c for prefix, c in code.items() if message.startswith(prefix)), None)
         return error(400, {"error": {"message": message, "type": "invalid_request_error", "code": found}})
 
+    def cache(self, body: Any) -> tuple[int, int]:
+        """The request's input tokens and how many of them the prompt cache had: the longest run of
+        leading pieces it shares with a request answered before."""
+        pieces = responses_rendered(body)
+        hit: list[str] = []
+        for earlier in self.renderings:
+            common = list(itertools.takewhile(lambda pair: pair[0] == pair[1], zip(pieces, earlier, strict=False)))
+            if len(common) > len(hit):
+                hit = [piece for piece, _ in common]
+        self.renderings.append(pieces)
+        self.cached.append(hit)
+        return sum(map(_cost, pieces)), sum(map(_cost, hit))
+
     def stream(self, step: Step, body: Any) -> Reply:
         n = next(self._ids)
+        input_tokens, cached_tokens = self.cache(body)
         events: list[Any] = [{"type": "response.created", "response": {"id": f"resp_{n}", "model": body["model"]}}]
         output = 0
         rs = f"rs_{n:012d}"
@@ -561,7 +622,11 @@ class StrictResponses(Strict):
                 "response": {
                     "id": f"resp_{n}",
                     "status": "completed",
-                    "usage": {"input_tokens": 50, "output_tokens": 20},
+                    "usage": {
+                        "input_tokens": input_tokens,
+                        "input_tokens_details": {"cached_tokens": cached_tokens},
+                        "output_tokens": 20,
+                    },
                 },
             }
         )

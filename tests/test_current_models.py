@@ -11,12 +11,19 @@ from typing import Any
 import pytest
 from loopback import FIXTURES, LoopbackServer, Reply, Request, encode_sse, error, json_body, openai_chat_reply, sse
 from replay import collect, make
-from strict_servers import ANTHROPIC_BUDGET_GONE, ANTHROPIC_CANNOT_DISABLE, RESPONSES_EFFORT, responses_parameters
+from strict_servers import (
+    ANTHROPIC_BUDGET_GONE,
+    ANTHROPIC_CANNOT_DISABLE,
+    RESPONSES_EFFORT,
+    Step,
+    StrictResponses,
+    responses_parameters,
+)
 
 from tractui.config.paths import shipped_dir
 from tractui.config.profiles import ProfileStore
-from tractui.core.content import Content, ThinkingBlock
-from tractui.core.events import Notice, StreamError
+from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage
+from tractui.core.events import Notice, StreamError, UsageEvent
 from tractui.core.settings import Settings
 from tractui.providers import make_provider
 from tractui.providers.config import ProviderConfig
@@ -447,3 +454,69 @@ async def test_thinking_made_under_another_conversation_is_dropped_once_and_the_
     assert any(isinstance(e, Notice) and "retrying once without it" in e.message for e in events)
     assert not any(isinstance(e, StreamError) for e in events)
     assert conv.history()[-1].content.text == "ok"
+
+
+SYSTEM = ("You are the release checker. " * 40).strip()  # a long, repeated prompt: the part worth caching
+
+
+async def two_turns(provider, settings: Settings) -> list[Usage]:
+    """A question, its answer and a second question, as a conversation sends them; each reply's usage."""
+    usages = []
+    history = [Content.human("first question")]
+    for question in ("second question", None):
+        events = [e async for e in provider.stream(history, settings)]
+        assert [e for e in events if isinstance(e, StreamError)] == []
+        usages.append(next(e.usage for e in events if isinstance(e, UsageEvent)))
+        if question is not None:
+            history += [Content(speaker="ai", blocks=[TextBlock(text="ok")]), Content.human(question)]
+    return usages
+
+
+@pytest.mark.parametrize(("name", "placement"), [("gpt-6", "developer"), ("gpt-6-sol", "developer"), ("gpt-5", None)])
+async def test_the_system_prompt_is_in_the_cached_prefix_on_each_openai_model(
+    loopback, name, placement, tmp_path, monkeypatch
+):
+    """GPT-6.2 appends top-level instructions after the input (OpenAI, "Using GPT-6.2"): its profiles send
+    the system prompt as a developer message first in the input, so the second turn finds it cached;
+    GPT-5.4 still reads instructions first and keeps them."""
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path))
+    config, settings = pointed(name, loopback)
+    settings.set("system-prompt", SYSTEM)
+    model = StrictResponses([Step("", text="ok")])
+    loopback.default = model
+    provider = make_provider(config)
+    first, second = await two_turns(provider, settings)
+    await provider.aclose()
+    assert model.refusals == []
+    sent = [r.json for r in loopback.requests]
+    if placement == "developer":
+        assert all("instructions" not in body for body in sent)
+        assert all(
+            body["input"][0] == {"role": "developer", "content": [{"type": "input_text", "text": SYSTEM}]}
+            for body in sent
+        )
+    else:
+        assert all(body["instructions"] == SYSTEM for body in sent)
+    assert any(SYSTEM in piece for piece in model.cached[1])
+    assert second.cached_input_tokens > len(SYSTEM) // 4 and first.cached_input_tokens == 0
+
+
+async def test_instructions_on_gpt62_miss_the_cache_that_a_developer_message_gets(loopback, tmp_path, monkeypatch):
+    """``/set system-prompt-as instructions`` on the gpt-6 profile: the prompt goes after the input, and the
+    second turn caches only the conversation before it; the developer message it sends by default is
+    cached with the prefix."""
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path))
+    cached = {}
+    for placement in ("instructions", "developer"):
+        config, settings = pointed("gpt-6", loopback)
+        settings.set("system-prompt", SYSTEM)
+        settings.set("system-prompt-as", placement)
+        model = StrictResponses([Step("", text="ok")])
+        loopback.default = model
+        provider = make_provider(config)
+        _, second = await two_turns(provider, settings)
+        await provider.aclose()
+        assert model.refusals == []
+        assert any(SYSTEM in piece for piece in model.cached[1]) == (placement == "developer")
+        cached[placement] = second.cached_input_tokens
+    assert cached["developer"] - cached["instructions"] >= len(SYSTEM) // 4

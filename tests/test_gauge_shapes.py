@@ -234,3 +234,22 @@ async def test_the_gauge_follows_the_tools_switched_off_and_on_since_the_last_re
         assert abs(await send("with three tools")) <= 5 and len(server.chat[-1]["tools"]) == 3
     finally:
         await box.aclose()
+
+
+async def test_the_system_prompt_as_a_developer_message_compacts_and_reads_as_instructions_do(store, loopback):
+    """The gpt-6 profiles send the system prompt as a developer message first in the input: the
+    summariser's request is still one the server knows for a summary, and every reading's error is
+    the one it is with the prompt as top-level instructions."""
+    errors = {}
+    for placement in ("instructions", "developer"):
+        server = loopback.default = ModelServer(protocol="openai-responses")
+        values = {"system-prompt": "Answer as the release checker.", "system-prompt-as": placement}
+        conv = conversation(store, loopback, settings_for(2000, **values), "openai-responses")
+        stats = await run(conv, server, turns=24)
+        await conv.aclose()
+        assert stats.compactions >= 1 and stats.answered == stats.turns and server.refusals == []
+        assert len(server.summaries) >= stats.compactions
+        sent = loopback.requests[-1].json
+        assert ("instructions" in sent) == (placement == "instructions")
+        errors[placement] = stats.errors
+    assert errors["developer"] == errors["instructions"]

@@ -115,6 +115,54 @@ async def test_request_shape(loopback: LoopbackServer) -> None:
     }
 
 
+async def test_the_system_prompt_as_a_developer_message_first_and_system_messages_in_place(
+    loopback: LoopbackServer,
+) -> None:
+    """``system-prompt-as developer``: the prompt is the first input item, a system message of the history
+    (a cleared-results note) a developer message where it stands, and there are no instructions; with
+    ``instructions`` both are joined into the top-level field as before."""
+    answer = Content(speaker="ai", blocks=[TextBlock(text="a1")], metadata={"provider": "openai-responses"})
+    messages = [Content.human("q1"), answer, Content.system_prompt("cleared 2 old tool results"), Content.human("q2")]
+    developer = {"role": "developer", "content": [{"type": "input_text", "text": "Be brief."}]}
+    note = {"role": "developer", "content": [{"type": "input_text", "text": "cleared 2 old tool results"}]}
+    for placement in ("developer", "instructions"):
+        loopback.add(sse(SMALL))
+        config = settings(system_prompt="Be brief.", system_prompt_as=placement)
+        await collect(make(loopback, "openai-responses", MODEL, "/v1"), config, messages)
+        body = loopback.requests[-1].json
+        roles = [item.get("role", item.get("type")) for item in body["input"]]
+        if placement == "developer":
+            assert "instructions" not in body and body["input"][0] == developer and body["input"][3] == note
+            assert roles == ["developer", "user", "assistant", "developer", "user"]
+        else:
+            assert body["instructions"] == "Be brief.\n\ncleared 2 old tool results"
+            assert roles == ["user", "assistant", "user"]
+
+
+async def test_a_message_part_of_the_wrong_kind_is_refused_in_openais_words(
+    loopback: LoopbackServer, monkeypatch
+) -> None:
+    """The strict server takes tractui's developer message (its text is input_text); one written as an
+    assistant writes (output_text) is refused as OpenAI refuses it, in one line."""
+    from strict_servers import Step, StrictResponses
+
+    from tractui.providers import openai_responses
+
+    loopback.default = model = StrictResponses([Step("", text="ok")])
+    config = settings(system_prompt="Be brief.", system_prompt_as="developer")
+    _, assembler = await collect(make(loopback, "openai-responses", "gpt-6.2-sol", "/v1"), config)
+    assert model.refusals == [] and assembler.text == "ok"
+    monkeypatch.setattr(
+        openai_responses,
+        "_developer_item",
+        lambda text: {"role": "developer", "content": [{"type": "output_text", "text": text}]},
+    )
+    _, assembler = await collect(make(loopback, "openai-responses", "gpt-6.2-sol", "/v1"), config)
+    refused = "Invalid value: 'output_text'. Supported values are: 'input_text', 'input_image', 'input_file', and 'scoped_content'."
+    assert model.refusals == [refused]
+    assert assembler.error is not None and refused in assembler.error.message and "\n" not in assembler.error.message
+
+
 async def test_temperature_dropped_while_reasoning_with_one_notice(loopback: LoopbackServer) -> None:
     provider = make(loopback, "openai-responses", MODEL, "/v1")
     notices = []

@@ -55,6 +55,7 @@ SAMPLE_VALUES: dict[str, tuple[str, object]] = {
     "retries": ("5", 5),
     "timeout": ("120", 120.0),
     "system-prompt": ("Be terse.", "Be terse."),
+    "system-prompt-as": ("Developer", "developer"),
     "compaction.auto": ("off", False),
     "tools.enabled": ("off", False),
     "tools.maxSteps": ("5", 5),

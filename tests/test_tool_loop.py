@@ -64,7 +64,12 @@ PROTOCOLS: dict[str, tuple[str, str, str]] = {  # id -> provider, model, path on
     "responses": ("openai-responses", "gpt-5.1", "/v1"),
     "responses-gpt6.2": ("openai-responses", "gpt-6.2-astra", "/v1"),  # no effort none; drops after prefix edits
 }
-GPT62 = {"reasoning.efforts": "low,medium,high,xhigh,max", "reasoning.off": "never"}  # as the gpt-6 profile
+GPT62 = {  # as the gpt-6 profile, with a system prompt: a developer message first in every step's input
+    "reasoning.efforts": "low,medium,high,xhigh,max",
+    "reasoning.off": "never",
+    "system-prompt-as": "developer",
+    "system-prompt": "Check each step.",
+}
 
 
 def strict_model(kind: str) -> Strict:
@@ -165,5 +170,7 @@ async def test_gpt62_with_reasoning_off_keeps_every_steps_reasoning(tmp_path, se
     assert model.refusals == [] and model.degraded == [] and model.prefix_drops == []
     assert model.served == 3
     assert {r.json["reasoning"]["effort"] for r in server.requests[-3:]} == {"low"}
+    assert all(r.json["input"][0]["role"] == "developer" for r in server.requests[-3:])
+    assert all("Check each step." in model.cached[k][1] for k in (1, 2))  # each step found the prompt cached
     assert conv.history()[-1].content.text == "2 + 3 = 5, and 5 × 7 = 35."
     await conv.aclose()

@@ -40,6 +40,8 @@ SETTINGS = [  # each changes how some earlier message is sent
     {"reasoning.includeInContext": True, "reasoning.stripFromContext": "allButLast"},
     {"reasoning.includeInContext": True, "reasoning.fieldName": "reasoning"},
     {"reasoning.enabled": False},
+    {"system-prompt-as": "developer"},  # Responses: the history's system messages as developer items
+    {"system-prompt-as": "developer", "system-prompt": "be exact", "reasoning.includeInContext": True},
 ]
 
 

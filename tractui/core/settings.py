@@ -183,6 +183,14 @@ SPECS: tuple[SettingSpec, ...] = (
         "timeout", "float", 60.0, "Seconds without data before a stream counts as stalled.", minimum=1.0, maximum=3600.0
     ),
     _spec("system-prompt", "str", "", "System prompt sent before the conversation."),
+    _spec(
+        "system-prompt-as",
+        "enum",
+        "instructions",
+        "How the OpenAI Responses API gets the system prompt: top-level instructions, or a developer message "
+        "first in the input (GPT-6.2 and later put instructions after the input, out of the prompt cache).",
+        choices=("instructions", "developer"),
+    ),
     _spec("tools.enabled", "bool", True, "Offer the MCP servers' tools to the model."),
     _spec(
         "tools.maxSteps",

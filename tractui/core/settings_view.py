@@ -20,6 +20,7 @@ StripPolicy = Literal["all", "allButLast", "none"]
 FieldName = Literal["reasoning_content", "reasoning"]
 SummaryDetail = Literal["auto", "concise", "detailed", "none"]
 MarkdownDrawing = Literal["fast", "public"]
+SystemPromptAs = Literal["instructions", "developer"]
 
 
 def field_name(key: str) -> str:
@@ -55,6 +56,7 @@ class SettingsView:
     retries: int
     timeout: float
     system_prompt: str
+    system_prompt_as: SystemPromptAs
     tools_enabled: bool
     tools_max_steps: int
     tools_max_result_tokens: int

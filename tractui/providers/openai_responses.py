@@ -3,7 +3,10 @@
 Requests are stateless (``store: false``) and ask for
 ``reasoning.encrypted_content``, so each reasoning item comes back with an
 opaque payload that is re-sent as an input item on later turns: the model
-sees its own reasoning again without the server keeping anything.
+sees its own reasoning again without the server keeping anything. The system
+prompt goes as ``instructions`` or, with ``system-prompt-as developer``, as a
+developer message first in ``input``: GPT-6.2 and later put ``instructions``
+after the input, where the prompt cache does not reach it.
 """
 
 from __future__ import annotations
@@ -141,26 +144,41 @@ def _assistant_items(
 
 
 def build_input(
-    messages: list[Content], model: str, settings: Settings, wire: WireMemo
+    messages: list[Content], model: str, settings: Settings, wire: WireMemo, system: str | None = None
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """Responses ``input`` items and the system texts found in the history; each message's
-    items are kept in ``wire`` for the next request."""
+    """Responses ``input`` items and the system texts left for ``instructions``; each message's
+    items are kept in ``wire`` for the next request. With ``system-prompt-as developer`` the
+    system prompt (the caller's or the setting's) is the first item and the history's system
+    messages stay where they are, as developer messages: the prefix a prompt cache matches
+    does not change when one is added later."""
     loop = current_turn_start(messages)
     view = settings.view
-    fresh: tuple[list[dict[str, Any]], list[str]] = ([], [])
-    (items, system), steps = wire.fold(messages, (view, model), loop, fresh)
+    developer = view.system_prompt_as == "developer"
+    first = (system or view.system_prompt) if developer else ""
+    fresh: tuple[list[dict[str, Any]], list[str]] = ([_developer_item(first)] if first else [], [])
+    (items, found), steps = wire.fold(messages, (view, model, first), loop, fresh)
     for index in steps:
         content = messages[index]
-        if content.speaker == "system":
-            system.append(content.text)
-        elif content.speaker == "ai":
-            current = index >= loop
-            items.extend(
-                wire.form(content, (view, model, current), partial(_assistant_of, content, model, settings, current))
-            )
-        else:
-            items.extend(wire.form(content, "user", partial(_user_items, content)))
-    return items, system
+        match content.speaker:
+            case "system" if developer:
+                if content.text:
+                    items.append(wire.form(content, "developer", partial(_developer_item, content.text)))
+            case "system":
+                found.append(content.text)
+            case "ai":
+                current = index >= loop
+                items.extend(
+                    wire.form(
+                        content, (view, model, current), partial(_assistant_of, content, model, settings, current)
+                    )
+                )
+            case "human" | "tool":
+                items.extend(wire.form(content, "user", partial(_user_items, content)))
+    return items, found
+
+
+def _developer_item(text: str) -> dict[str, Any]:
+    return {"role": "developer", "content": [{"type": "input_text", "text": text}]}
 
 
 def _assistant_of(content: Content, model: str, settings: Settings, current_turn: bool) -> list[dict[str, Any]]:
@@ -390,10 +408,9 @@ class OpenAIResponsesProvider(Provider):
         system: str | None = None,
         tools: Sequence[ToolSpec] = (),
     ) -> dict[str, Any]:
-        items, system_texts = build_input(messages, self.config.model, settings, self.wire)
+        items, found = build_input(messages, self.config.model, settings, self.wire, system)
         body: dict[str, Any] = {"model": self.config.model, "input": items, "stream": True, "store": False}
-        prompt = system_text(system, settings, system_texts)
-        if prompt:
+        if settings.view.system_prompt_as == "instructions" and (prompt := system_text(system, settings, found)):
             body["instructions"] = prompt
         reasoning = reasoning_param(settings)
         if reasoning is not None:
