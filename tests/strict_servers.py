@@ -65,6 +65,19 @@ OPENAI_UNANSWERED = (
 )
 
 
+# The effort DeepSeek runs for each it is asked (its thinking-mode guide, api-docs.deepseek.com/guides/
+# thinking_mode, read 2026-11-28); thinking on and no reasoning_effort runs high
+DEEPSEEK_RUNS = {
+    "minimal": "low",
+    "low": "low",
+    "medium": "high",
+    "high": "high",
+    "xhigh": "high",
+    "max": "max",
+    "ultra": "max",
+}
+
+
 @dataclass
 class StrictChat(Strict):
     """Kimi (``functions.NAME:IDX`` ids) or DeepSeek V4: reasoning_content back on every tool-call message."""
@@ -72,6 +85,15 @@ class StrictChat(Strict):
     vendor: str = "kimi"
     field_name: str = "reasoning_content"
     issued: dict[str, str] = field(default_factory=dict)  # call id -> the reasoning of its step
+    ran: list[str | None] = field(default_factory=list)  # DeepSeek: the effort each reply thought at (None: off)
+
+    def effort_run(self, body: dict[str, Any]) -> str | None:
+        """What DeepSeek thinks at for this request, by its table; a value outside it is marked as such
+        (DeepSeek's answer to one is not documented)."""
+        if not self.thinking_on(body):
+            return None
+        asked = body.get("reasoning_effort", "high")
+        return DEEPSEEK_RUNS.get(asked, f"not in DeepSeek's table: {asked}")
 
     def thinking_on(self, body: dict[str, Any]) -> bool:
         return (body.get("thinking") or {}).get("type") != "disabled"
@@ -104,6 +126,8 @@ class StrictChat(Strict):
         return None
 
     def stream(self, step: Step, body: Any) -> Reply:
+        if self.vendor == "deepseek":
+            self.ran.append(self.effort_run(body))
         base = {"id": "chatcmpl-strict", "object": "chat.completion.chunk", "created": 0, "model": body["model"]}
         chunks: list[Any] = []
 

@@ -14,8 +14,10 @@ from replay import collect, make
 from strict_servers import (
     ANTHROPIC_BUDGET_GONE,
     ANTHROPIC_CANNOT_DISABLE,
+    DEEPSEEK_RUNS,
     RESPONSES_EFFORT,
     Step,
+    StrictChat,
     StrictResponses,
     responses_parameters,
 )
@@ -24,7 +26,7 @@ from tractui.config.paths import shipped_dir
 from tractui.config.profiles import ProfileStore
 from tractui.core.content import Content, TextBlock, ThinkingBlock, Usage
 from tractui.core.events import Notice, StreamError, UsageEvent
-from tractui.core.settings import Settings
+from tractui.core.settings import EFFORTS, Settings
 from tractui.providers import make_provider
 from tractui.providers.config import ProviderConfig
 from tractui.providers.models import ModelListError
@@ -454,6 +456,26 @@ async def test_thinking_made_under_another_conversation_is_dropped_once_and_the_
     assert any(isinstance(e, Notice) and "retrying once without it" in e.message for e in events)
     assert not any(isinstance(e, StreamError) for e in events)
     assert conv.history()[-1].content.text == "ok"
+
+
+@pytest.mark.parametrize("name", ["deepseek", "deepseek-flash"])
+async def test_deepseek_thinks_at_the_effort_its_own_table_gives_for_the_one_set(loopback, name, tmp_path, monkeypatch):
+    """DeepSeek takes every effort name and runs it as its table says (xhigh as high, minimal as low):
+    what the user sets goes as set, so what runs is DeepSeek's answer for that name, not a guess of
+    tractui's (which ran xhigh as max); none turns thinking off."""
+    monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path))
+    config, settings = pointed(name, loopback)
+    model = StrictChat([Step("", text="ok")], vendor="deepseek")
+    loopback.default = model
+    provider = make_provider(config)
+    for effort in EFFORTS:
+        settings.set("reasoning.effort", effort)
+        events = [e async for e in provider.stream([Content.human("hi")], settings)]
+        assert [e for e in events if isinstance(e, StreamError)] == []
+    await provider.aclose()
+    assert model.refusals == []
+    assert model.ran == [None, *(DEEPSEEK_RUNS[e] for e in EFFORTS[1:])]
+    assert loopback.requests[0].json["thinking"] == {"type": "disabled"}
 
 
 SYSTEM = ("You are the release checker. " * 40).strip()  # a long, repeated prompt: the part worth caching

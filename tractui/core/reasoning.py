@@ -93,7 +93,8 @@ def thinking_to_reasoning_field(content: Content) -> str | None:
 def map_effort(requested: str | None, accepted: tuple[str, ...] | None) -> str | None:
     """The effort to send: ``requested`` when the server takes it (or no list says otherwise),
     else the nearest it takes, upward first (``medium`` goes as ``high`` on a server taking
-    low/high/max, as DeepSeek itself maps it)."""
+    low/high/max, as Kimi K3 runs it). A server that maps every name itself (DeepSeek) lists
+    them all: its own table then decides, not this rule."""
     if requested is None or not accepted or requested in accepted:
         return requested
     order = EFFORTS.index(requested)
