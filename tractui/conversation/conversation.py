@@ -24,7 +24,15 @@ from tractui.conversation.reply_writer import ReplyWriter
 from tractui.conversation.tool_loop import CUT_SHORT, Approver, ToolRound, ToolRunner
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content, ToolCallBlock, Usage
-from tractui.core.events import Notice, StepLimit, StreamError, StreamEvent, TurnEvent
+from tractui.core.events import (
+    OUTPUT_LIMIT,
+    Notice,
+    StepLimit,
+    StreamError,
+    StreamEvent,
+    TurnEvent,
+    cut_at_output_limit,
+)
 from tractui.core.gauge import CallBasis, ContextReading, ThinkingTokens, measure_context
 from tractui.core.reasoning import StripPolicy, remove_thinking, thinking_policy
 from tractui.core.settings import Settings
@@ -524,6 +532,8 @@ class Conversation:
         elif self._told_unsaved:  # room again before the reply ended: all of it is written
             self._told_unsaved = False
             yield Notice("the history can be written again: the whole reply is saved")
+        if cut_at_output_limit(assembler.finish_reason) and assembler.error is None:
+            yield Notice(OUTPUT_LIMIT)
 
     def _finish(self, writer: ReplyWriter, assembler: MessageAssembler, basis: dict[str, Any] | None) -> None:
         error = assembler.error

@@ -161,6 +161,17 @@ class Done:
     reply_metadata: dict[str, Any] = field(default_factory=dict)  # kept with the reply, echoed as the protocol asks
 
 
+# said under a reply the provider cut at its output limit: it looks finished, and is not
+OUTPUT_LIMIT = "the reply stopped at its output limit; what arrived is kept, and /set max-tokens N allows a longer one"
+# each protocol's word for a reply cut at its output limit: chat's, Anthropic's, Gemini's, Responses'
+OUTPUT_LIMIT_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"})
+
+
+def cut_at_output_limit(finish_reason: str | None) -> bool:
+    """Whether the provider ended the reply because it reached its output limit, not its end."""
+    return finish_reason in OUTPUT_LIMIT_REASONS
+
+
 ToolStatus = Literal[
     "waiting", "running", "done", "error", "denied", "cancelled", "not_run", "timeout", "unknown", "interrupted"
 ]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tractui.core.events import StreamError
+from tractui.core.events import OUTPUT_LIMIT, StreamError, cut_at_output_limit
 from tractui.ui.sanitize import sanitize
 from tractui.ui.streaming.renderer import error_line
 from tractui.ui.widgets.answer import AnswerView
@@ -211,6 +211,8 @@ def _statuses(commit: Commit) -> list[StatusLine]:
         kind, message = str(stored.get("kind", "error")), str(stored.get("message", ""))
         error = StreamError(kind, message, status if isinstance(status, int) and not isinstance(status, bool) else None)  # type: ignore[arg-type]
         return [StatusLine(error_line(error, live=False), "error")]
+    if cut_at_output_limit(commit.metadata.get("finish_reason")):  # as it was told when it arrived
+        return [StatusLine(f"ℹ {OUTPUT_LIMIT}", "notice")]
     return []
 
 
