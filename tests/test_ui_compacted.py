@@ -55,7 +55,8 @@ async def test_compacted_originals_are_dimmed_and_the_summary_opens(tmp_path):
         marker = app.query_one(SummaryMarker)
         assert marker.replaced == 2  # two turns: the unit compaction's notices use
         chat = list(app.query_one("#chat").children)
-        assert chat.index(marker) == chat.index(users[3]) - 1  # where the summary commit sits in the branch
+        # right after the turns it stands in for, above the one kept verbatim: where the model reads it
+        assert chat.index(marker) == chat.index(replies[1]) + 1 == chat.index(users[2]) - 1
         assert "Summary of 2 earlier turns" in screen_text(app)
         assert "GOAL: learn lists" not in screen_text(app)
         await pilot.click(".summary-header")
@@ -116,12 +117,15 @@ async def test_a_compaction_before_a_reply_is_told_above_it_and_drawn_as_a_resum
         marker = app.query_one(SummaryMarker)  # drawn at once, not only after a resume
         chat = list(app.query_one("#chat").children)
         reply = list(app.query(AssistantMessage))[-1]
-        assert chat.index(marker) < chat.index(reply)
-        assert any(u.has_class("-compacted") for u in app.query(UserMessage))
+        dimmed = [i for i, w in enumerate(chat) if w.has_class("-compacted")]
+        kept = [i for i, w in enumerate(chat) if isinstance(w, UserMessage) and not w.has_class("-compacted")]
+        assert dimmed and chat.index(marker) == dimmed[-1] + 1 < kept[0] < chat.index(reply)
         lines = [c for c in reply.children if isinstance(c, StatusLine)]
         assert lines and all(line.kind == "notice" for line in lines)  # the progress lines are gone
         assert reply.children.index(lines[-1]) < reply.children.index(reply.query_one(".parts"))  # above the reply
         assert "compacting first" in lines[0].text and "compacted" in lines[-1].text
+        marker.scroll_visible(animate=False, immediate=True)
+        await pilot.pause()
         assert f"Summary of {marker.replaced} earlier turn" in screen_text(app)
 
 
@@ -153,8 +157,9 @@ async def test_a_request_still_over_the_limit_after_compacting_shows_its_notes_a
         assert len(server.chat) == 6 and not server.refusals
         chat = list(app.query_one("#chat").children)
         reply = chat[-1]
-        assert isinstance(reply, AssistantMessage)  # under the pasted message and its summary marker
-        assert isinstance(chat[-3], UserMessage) and isinstance(chat[-2], SummaryMarker)
+        assert isinstance(reply, AssistantMessage) and isinstance(chat[-2], UserMessage)  # under the pasted message
+        marker = app.query_one(SummaryMarker)  # after the six turns it stands in for, all dimmed
+        assert all(w.has_class("-compacted") for w in chat[: chat.index(marker)] if isinstance(w, UserMessage))
         lines = [(line.kind, line.text) for line in reply.query(StatusLine)]  # in the order drawn
         assert [kind for kind, _ in lines] == ["notice", "notice", "error"]
         assert "compacting first" in lines[0][1] and "compacted 6 turns" in lines[1][1]

@@ -65,10 +65,12 @@ def test_entries_group_a_turn_into_one_reply_and_keep_summaries(tmp_path):
             metadata=summary_metadata(ids[0], ids[5]),
         )
         shown = entries(store.chain(sid))
-    assert [e.kind for e in shown] == ["user", "reply"] * 3 + ["summary"]
+    # the marker right after the turns it stands in for, where the model reads the summary (until
+    # 2026-11-28 where the summary commit sits: below the turns kept verbatim)
+    assert [e.kind for e in shown] == ["user", "reply"] * 2 + ["summary", "user", "reply"]
     assert [[c.kind for c in e.commits] for e in shown[:2]] == [["user"], ["reasoning", "assistant"]]
     assert [e.dim for e in shown] == [True] * 4 + [False] * 3  # the first two exchanges were replaced
-    assert shown[-1].replaced == 2  # turns
+    assert shown[4].replaced == 2  # turns
     assert shown[1].size == len("thinking 0") + len(f"answer 0. {ANSWER}")
 
 

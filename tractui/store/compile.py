@@ -62,7 +62,8 @@ def _cleared_copy(commit: Commit) -> Commit:
     return dataclasses.replace(commit, content=content)
 
 
-def _range_of(commit: Commit) -> tuple[str, str] | None:
+def replaced_range(commit: Commit) -> tuple[str, str] | None:
+    """The first and last commit ids a summary commit stands in for (``None``: it names none)."""
     replaces = commit.metadata.get("replaces")
     if isinstance(replaces, dict) and isinstance(replaces.get("first"), str) and isinstance(replaces.get("last"), str):
         return replaces["first"], replaces["last"]
@@ -75,7 +76,7 @@ def _covering(commits: Sequence[Commit]) -> tuple[list[Commit | None], set[str]]
     cover: list[Commit | None] = [None] * len(commits)
     placed: set[str] = set()
     for i, commit in enumerate(commits):
-        if commit.kind != "summary" or (span := _range_of(commit)) is None:
+        if commit.kind != "summary" or (span := replaced_range(commit)) is None:
             continue
         a, b = index.get(span[0]), index.get(span[1])
         if a is None or b is None or not a <= b < i:

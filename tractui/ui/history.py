@@ -51,7 +51,8 @@ class Entry:
 def entries(chain: list[Commit]) -> list[Entry]:
     """The chain as the view shows it, oldest first: reasoning and assistant
     commits of one turn make one reply, with the tool results and the replies
-    that followed its tool calls."""
+    that followed its tool calls; each summary marker right after the turns it
+    stands in for, where the model reads the summary."""
     from tractui.store.compile import compacted_ids, is_clearing  # the store's chain rules
 
     compacted = compacted_ids(chain)
@@ -78,8 +79,22 @@ def entries(chain: list[Commit]) -> list[Entry]:
             if is_clearing(commit):
                 shown.append(Entry("cleared", [commit], False))
             else:
-                shown.append(Entry("summary", [commit], False, _replaced_turns(chain, commit)))
+                marker = Entry("summary", [commit], False, _replaced_turns(chain, commit))
+                shown.insert(_after_range(shown, commit), marker)
     return shown
+
+
+def _after_range(shown: list[Entry], summary: Commit) -> int:
+    """Where ``summary``'s marker goes in ``shown``: after the entry holding the last commit it
+    stands in for; at the end (where the summary commit sits) when that is not among them."""
+    from tractui.store.compile import replaced_range
+
+    span = replaced_range(summary)
+    if span is not None:
+        for index in range(len(shown) - 1, -1, -1):
+            if any(commit.id == span[1] for commit in shown[index].commits):
+                return index + 1
+    return len(shown)
 
 
 def newest(pending: list[Entry], budget: int = BATCH_CHARS) -> int:
