@@ -24,7 +24,9 @@ Responses (``Reply``) are served in queue order, one per request:
   and JSON are split across TCP writes; ``None`` = one write), ``max_chunk``
   (largest piece, bytes), ``cut_after`` (close the connection after N body bytes,
   leaving the chunked body incomplete, so the client sees a cut), ``stall_after``
-  + ``stall`` (stop sending for ``stall`` seconds after N body bytes),
+  + ``stall`` (stop sending for ``stall`` seconds after N body bytes; with ``until``, an
+  ``asyncio.Event``, the stall ends as soon as the test sets it: a reply that goes on, or is
+  cut, when the test says),
   ``pace`` (one write every ``pace`` seconds, on a fixed schedule: a client that
   falls behind finds the stream waiting in its socket, as with a real provider,
   instead of slowing the sender down), ``rate`` (bytes per second, on the same kind
@@ -90,6 +92,7 @@ class Reply:
     cut_after: int | None = None
     stall_after: int | None = None
     stall: float = 0.0
+    until: asyncio.Event | None = None
     pace: float = 0.0
     rate: float = 0.0
 
@@ -314,7 +317,7 @@ class LoopbackServer:
         start = due = loop.time()
         for piece in _pieces(body, reply.seed, reply.max_chunk, (reply.cut_after, reply.stall_after)):
             if reply.stall_after is not None and sent == reply.stall_after:
-                await asyncio.sleep(reply.stall)
+                await _stall(reply)
                 start, due = start + reply.stall, due + reply.stall  # no burst to catch up after the stall
             if reply.cut_after is not None and sent >= reply.cut_after:
                 return  # connection closes with the chunked body incomplete
@@ -325,11 +328,19 @@ class LoopbackServer:
                 due = due + reply.pace if reply.pace else start + sent / reply.rate
                 await asyncio.sleep(max(0.0, due - loop.time()))
         if reply.stall_after is not None and sent == reply.stall_after:
-            await asyncio.sleep(reply.stall)
+            await _stall(reply)
         if reply.cut_after is not None and sent >= reply.cut_after:
             return
         writer.write(b"0\r\n\r\n")
         await writer.drain()
+
+
+async def _stall(reply: Reply) -> None:
+    if reply.until is None:
+        await asyncio.sleep(reply.stall)
+        return
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(reply.until.wait(), reply.stall)
 
 
 def _pieces(body: bytes, seed: int | None, max_chunk: int, marks: tuple[int | None, ...]) -> list[bytes]:

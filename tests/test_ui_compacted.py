@@ -6,6 +6,8 @@ prompts with the real tokenizer and refuses what passes its limit), the history 
 
 from __future__ import annotations
 
+import asyncio
+
 from loopback import LoopbackServer, Reply, Request
 from model_server import ModelServer, words
 from ui_support import build_app, loop_config, screen_text, settle, type_line, wait_for
@@ -15,6 +17,7 @@ from tractui.core.content import Content, TextBlock
 from tractui.store.compile import summary_metadata
 from tractui.store.history import HistoryStore
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
+from tractui.ui.widgets.queued import QueuedView
 from tractui.ui.widgets.summary import SummaryMarker
 
 SIZE = (100, 40)
@@ -225,6 +228,47 @@ async def test_esc_during_compact_cancels_it_in_one_line_and_writes_nothing(tmp_
         said = [n for n in _notes(app) if "ompact" in n]
         assert len(said) == 1 and said[0].startswith("compacted ")  # the result, under the redrawn view
         assert "Compacting…" not in screen_text(app) and said[0] in screen_text(app).replace("\n", " ")
+
+
+async def test_a_message_typed_during_compact_waits_for_it_and_goes_back_on_esc(tmp_path, loopback: LoopbackServer):
+    """Queued while /compact runs, as while a reply streams: given back when Esc cancels the
+    compaction, sent once a compaction has written its summary."""
+    server = ModelServer(limit=8192, reply_words=400)
+    gate = asyncio.Event()
+
+    def summaries_wait(request: Request) -> Reply:
+        reply = server(request)
+        if request.json["messages"][0].get("content") == prompt.SYSTEM_PROMPT:
+            reply.stall_after, reply.stall, reply.until = 0, 120.0, gate  # under way until the test says
+        return reply
+
+    loopback.default = summaries_wait
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await _talk(pilot, 4, 30)
+        await type_line(pilot, "/compact")
+        await wait_for(pilot, lambda: len(server.summaries) == 1)
+        await type_line(pilot, "held")
+        await pilot.pause()
+        assert "sent when the compaction ends" in str(app.query_one(QueuedView).render())
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not app.chat.busy)
+        box = app.query_one("#input")
+        assert box.text == "held"
+        assert _notes(app)[-1] == "The compaction was cancelled: your queued message is back in the prompt, not sent."
+        box.clear()
+        await type_line(pilot, "/compact")
+        await wait_for(pilot, lambda: len(server.summaries) == 2)
+        await type_line(pilot, "after the summary")
+        await pilot.pause()
+        gate.set()
+        await wait_for(pilot, lambda: "after the summary" in [str(u.render()) for u in app.query(UserMessage)])
+        await settle(pilot)
+        kinds = [c.kind for c in app.conversation.history()]
+        assert kinds[-3:] == ["summary", "user", "assistant"] and app.conversation.history()[-2].content.text == (
+            "after the summary"
+        )
 
 
 async def _cleared_after_four_turns(pilot) -> None:

@@ -120,3 +120,19 @@ def test_inline_error(snap_compare, tmp_path):
         assert not app.query(AnswerView)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_queued_message(snap_compare, tmp_path):
+    """Messages typed while the reply streams: above the prompt, dim, said to be queued."""
+    app = build_app(tmp_path)
+
+    async def run_before(pilot):
+        await _serve(app, stalled(chat_stream(REASONING, ["Use slicing: "], usage=None, finish=False)))
+        await type_line(pilot, "How do I reverse a list in Python?")
+        await wait_for(pilot, lambda: any(a.text == "Use slicing: " for a in app.query(AnswerView)))
+        await type_line(pilot, "And a tuple?")
+        await type_line(pilot, "Show both\nin one example,\nwith comments\nand the output")
+        await _still(pilot)
+        assert app.chat.holding
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)

@@ -153,7 +153,8 @@ async def test_keys_typed_as_the_question_opens_go_on_into_the_prompt_not_into_t
         await wait_for(pilot, lambda: HELD in screen_text(app))  # the reply waits: no settling
         await pilot.pause()
         assert isinstance(app.screen, ConsentScreen) and app.query_one(ToolCallView).status == "waiting"
-        # Backspace too; Enter kept it, as while streaming: a line break, what follows below it
+        # Backspace too; Enter kept it (not queued, as it is while a reply streams: it may have been
+        # meant for the question): a line break, what follows below it
         assert app.chat.query_one("#input").text == "a ye\nn"
         assert not (tmp_path / "config" / "config.toml").exists()  # nothing always allowed
         app.chat.clock.advance(TYPING_PAUSE)  # a pause: the next key is an answer

@@ -158,7 +158,10 @@ class TractApp(App[int]):
             self.exit(0)
             return
         self._quit_armed = now
-        kept = " (your draft is kept for next time)" if box.text.strip() else ""
+        if self.chat.holding:
+            kept = " (your queued message is not sent: it is kept as your draft for next time)"
+        else:
+            kept = " (your draft is kept for next time)" if box.text.strip() else ""
         self.notify(f"Press Ctrl+C again to quit{kept}", timeout=QUIT_WINDOW)
 
     async def action_help(self) -> None:

@@ -308,7 +308,8 @@ class CommandHost:
         self.chat.app.exit(0)
 
     async def _busy(self) -> bool:
-        if self.chat.streaming:
+        """A reply streams, or the messages queued meanwhile are still to go (into this session)."""
+        if self.chat.busy:
             await self.chat.still_streaming(keep=self._line)
             return True
         return False

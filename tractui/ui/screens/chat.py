@@ -4,7 +4,8 @@ It owns no conversation logic: it feeds the user's text to a ``Conversation``,
 has the frame loop (``ui/streaming``) draw the events it yields, shows the
 gauge the conversation computes, and hands slash commands to its
 ``CommandHost``. The conversation is built here after the first frame; what
-is typed before waits in order.
+is typed before waits in order. A message typed while a reply streams is
+held (``ui/outbox``) and sent when the reply ends.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static, TextArea
-from textual.worker import Worker, WorkerCancelled, WorkerFailed
+from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from tractui.conversation.commands import is_command
 from tractui.ui.draft import SAVE_AFTER, load_draft, save_draft
 from tractui.ui.heap import Heap
 from tractui.ui.host import STILL_STREAMING, CommandHost
+from tractui.ui.outbox import Ended, Outbox, as_message
 from tractui.ui.paging import HistoryPager
 from tractui.ui.palette import PrefillPrompt, RunSlashCommand
 from tractui.ui.pending import PendingConversation
@@ -40,6 +42,7 @@ from tractui.ui.widgets.footer import GaugeFooter, Totals, Where
 from tractui.ui.widgets.input_box import InputBox
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
 from tractui.ui.widgets.new_below import NewContentHint
+from tractui.ui.widgets.queued import QueuedView
 from tractui.ui.widgets.thinking import ThinkingView
 from tractui.ui.widgets.tool_call import ToolCallView
 
@@ -87,6 +90,11 @@ class ChatScreen(Screen[None]):
             conversation if not isinstance(conversation, PendingConversation) else None
         )
         self._queued: list[str] = []
+        self._outbox = Outbox()  # messages typed while a reply streams, sent when it ends
+        self._sending_held = False  # ``_send_held`` runs: it sends what the outbox holds
+        self._handing_over = False  # the held messages are being sent: the next reply is not under way yet
+        # what the latest reply or /compact is, and how it ended, to be asked once it has
+        self._ending: tuple[str, Callable[[], Ended]] = ("reply", lambda: "ended")
         self._streaming_note: Static | None = None  # "a reply is still streaming", until it ends
         self._draining = True  # until the history is drawn: a line sent before would be drawn twice
         self._notices = notices
@@ -149,6 +157,7 @@ class ChatScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield ChatLog(id="chat")
         yield NewContentHint()
+        yield QueuedView()
         yield CompletionPopup()
         yield InputBox(self.clock)
         yield GaugeFooter()
@@ -159,6 +168,7 @@ class ChatScreen(Screen[None]):
         self.refresh_where()
         box = self._prompt = self.query_one(InputBox)
         box.offer.completer = self._complete
+        box.take_back = self._take_back
         box.focus()
         draft = load_draft()
         if draft.strip():
@@ -282,8 +292,9 @@ class ChatScreen(Screen[None]):
 
     async def aclose(self) -> None:
         """Keep the draft; stop the MCP servers and close the provider's connections."""
-        # the prompt's text now: keys it has painted may not have reached ``_input_changed`` yet
-        unsent = self._prompt.text if self._prompt is not None else self._unsent
+        # the prompt's text now: keys it has painted may not have reached ``_input_changed`` yet;
+        # the messages held while a reply streamed and not sent go in front of it
+        unsent = self._outbox.in_front_of(self._prompt.text) if self._prompt is not None else self._unsent
         if self._unsent_timer is not None or unsent != self._unsent:
             if self._unsent_timer is not None:
                 self._unsent_timer.stop()
@@ -495,10 +506,15 @@ class ChatScreen(Screen[None]):
         text = event.text.rstrip("\n")  # a line break left at the end (a refused Enter's) ends nothing
         if not text.strip():
             return
-        if self.streaming and (self.editing or not _is_command_line(text)):
+        if self.busy and (self.editing or self.app.screen is not self):
+            # another screen in front: the consent question opened as this was typed, and its burst went
+            # on into the prompt; an Enter in it may have been meant for the question: nothing is queued
             await self.still_streaming(keep=text)
             return
         box.remember(text)
+        if self.busy and not _is_command_line(text):
+            self._hold(text)
+            return
         if not self.ready:
             self._queued.append(text)
             return
@@ -514,7 +530,7 @@ class ChatScreen(Screen[None]):
         if _is_command_line(text):
             await self.host.run(text.strip())
             return
-        await self.send(text[1:] if text.startswith("//") else text)
+        await self.send(as_message(text))
 
     async def resend_edited(self, text: str) -> None:
         asked_at = time.perf_counter()
@@ -541,11 +557,85 @@ class ChatScreen(Screen[None]):
         chat.jump_to_end()
         renderer = ReplyRenderer(message, self.clock, tool_named=self.conversation.tool_named)
         self.frames.begin(renderer, asked_at)
+        self._ending = "reply", lambda: "cancelled" if renderer.cancelled else "failed" if renderer.failed else "ended"
         self._worker = self._stream(stream, renderer)
 
     @property
     def streaming(self) -> bool:
         return self._worker is not None and not self._worker.is_finished
+
+    @property
+    def busy(self) -> bool:
+        """A reply streams, or the messages held meanwhile are still to be sent: a message is
+        held, a command that would change the view waits."""
+        return self.streaming or bool(self._outbox) or self._handing_over
+
+    # -- messages held while a reply streams (``ui/outbox``) -------------------
+    @property
+    def holding(self) -> bool:
+        """Messages are held: quitting now keeps them in the draft, not sent."""
+        return bool(self._outbox)
+
+    def _hold(self, text: str) -> None:
+        self._outbox.hold(text)
+        self._held_changed()
+        if not self._sending_held:
+            self._sending_held = True
+            self._send_held()
+
+    def _held_changed(self) -> None:
+        self.query_one(QueuedView).show(self._outbox.messages, after=f"the {self._ending[0]}")
+        self._keep_unsent(self.query_one(InputBox).text)
+
+    @work(group="held")
+    async def _send_held(self) -> None:
+        """When the reply (or /compact) under way ends: the held messages sent as the next
+        message if it ended well, else given back to the prompt; then the same for those held
+        while that message's reply streams."""
+        try:
+            while self._outbox:
+                worker, (what, ended) = self._worker, self._ending
+                if worker is not None:
+                    with contextlib.suppress(WorkerCancelled, WorkerFailed):  # told below, as the reply drew them
+                        await worker.wait()
+                if not self.is_attached:  # the app is closing: ``aclose`` keeps them in the draft
+                    return
+                how = "cancelled" if worker is not None and worker.state is WorkerState.CANCELLED else ended()
+                if not self._outbox:  # taken back meanwhile (Up, Esc)
+                    return
+                if how != "ended":
+                    await self._give_back(f"The {what} {'was cancelled' if how == 'cancelled' else 'failed'}")
+                elif not self.ready:  # start-up's lines are still handled one by one: after them, in order
+                    self._queued.append(self._outbox.take())
+                    self._held_changed()
+                else:
+                    self._handing_over = True
+                    text = self._outbox.take()
+                    self._held_changed()
+                    try:
+                        await self.send(as_message(text))
+                    finally:
+                        self._handing_over = False
+        finally:
+            self._sending_held = False
+
+    async def _give_back(self, why: str) -> None:
+        """The held messages back in the prompt, in front of what was typed since, and a line saying ``why``."""
+        box = self.query_one(InputBox)
+        count = len(self._outbox.typed)
+        box.set_text(self._outbox.take(box.text))
+        box.focus()
+        self._held_changed()
+        them = "your queued message is" if count == 1 else f"your {count} queued messages are"
+        await self.note(f"{why}: {them} back in the prompt, not sent.")
+
+    def _take_back(self) -> str | None:
+        """Up on an empty prompt: the held messages, unqueued, to edit (None when none are held)."""
+        if not self._outbox:
+            return None
+        text = self._outbox.take()
+        self._held_changed()
+        return text
 
     @work(exclusive=True, group="stream")
     async def _stream(self, stream: Callable[[], AsyncIterator[TurnEvent]], renderer: ReplyRenderer) -> None:
@@ -655,6 +745,8 @@ class ChatScreen(Screen[None]):
             self._compacting.cancel()
             return
         if not self.streaming:
+            if self._outbox:  # the reply just ended, and they are still to go: they do not
+                await self._give_back("Esc")
             return
         self.conversation.cancel()
         renderer = self.frames.renderer
@@ -733,12 +825,15 @@ class ChatScreen(Screen[None]):
 
     @on(TextArea.Changed, "#input")
     def _input_changed(self, event: TextArea.Changed) -> None:
-        text = event.text_area.text
-        self._unsent = text
+        self._keep_unsent(event.text_area.text)
+        self._show_offer()
+
+    def _keep_unsent(self, prompt: str) -> None:
+        """Write what is not sent (the messages held, then the prompt) to the draft, in a moment."""
+        self._unsent = self._outbox.in_front_of(prompt)
         if self._unsent_timer is not None:
             self._unsent_timer.stop()
         self._unsent_timer = self.set_timer(SAVE_AFTER, lambda: save_draft(self._unsent))
-        self._show_offer()
 
     @on(InputBox.OfferChanged)
     def _show_offer(self) -> None:
@@ -761,8 +856,11 @@ class ChatScreen(Screen[None]):
         from tractui.conversation.compaction.preflight import compact_conversation
 
         line = await self.note("Compacting…")
-        self._compacting = asyncio.ensure_future(_outcome(compact_conversation(self.conversation, instructions), line))
-        self._worker = self._compact(self._compacting, line)
+        steps = self._compacting = asyncio.ensure_future(
+            _outcome(compact_conversation(self.conversation, instructions), line)
+        )
+        self._ending = "compaction", lambda: _compaction_ended(steps)
+        self._worker = self._compact(steps, line)
 
     @work(exclusive=True, group="stream")
     async def _compact(self, steps: asyncio.Future[CompactionResult], line: Static) -> None:
@@ -870,6 +968,14 @@ def _newest_reply(chat: ChatLog) -> AssistantMessage | None:
         if isinstance(widget, UserMessage):
             return None
     return None
+
+
+def _compaction_ended(steps: asyncio.Future[CompactionResult]) -> Ended:
+    if steps.cancelled():
+        return "cancelled"
+    if not steps.done() or steps.exception() is not None or not steps.result().ok:
+        return "failed"
+    return "ended"
 
 
 def _compactions(conversation: Conversation) -> int:

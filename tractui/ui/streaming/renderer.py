@@ -84,6 +84,8 @@ class ReplyRenderer:
         self._last_event = clock()  # a server silent for STALL_AFTER seconds is said to be so
         self._tool_busy = False  # a call waits for consent or runs: the silence is not the server's
         self._stalled = False
+        self.cancelled = False  # Esc, or the stream said it was cancelled
+        self.failed = False  # the stream ended in an error (what the messages held meanwhile wait on)
 
     @property
     def pending(self) -> bool:
@@ -117,8 +119,10 @@ class ReplyRenderer:
                 ops.append(("progress" if event.progress else "notice", f"ℹ {sanitize(event.message)}"))
             case StreamError():
                 if event.kind == "cancelled":
+                    self.cancelled = True
                     ops.append(("interrupted", None))
                 else:
+                    self.failed = True
                     ops.append(("error", error_line(event)))
             case Done():
                 self.done = True
@@ -146,6 +150,7 @@ class ReplyRenderer:
         """The user cancelled: what arrived stands, marked. Not while a call waits or runs: the
         reply had arrived whole, and its calls are drawn cancelled, as the history holds them
         (a resumed session draws no such line)."""
+        self.cancelled = True
         if not self._tool_busy:
             self._ops.append(("interrupted", None))
 

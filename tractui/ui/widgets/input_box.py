@@ -1,7 +1,8 @@
 """The prompt: a TextArea where Enter sends and Shift+Enter / Ctrl+J add a line.
 
 Up/Down walk the input history when the cursor is on the first/last line,
-and drive the completion list while it is open. The list's state is the
+and drive the completion list while it is open; Up on an empty prompt takes
+back the messages queued while a reply streams, if any (``take_back``). The list's state is the
 prompt's own (``Offer``), read at each key for the text as it is then: keys
 typed fast come before the screen has heard of the text they follow.
 """
@@ -50,6 +51,7 @@ class InputBox(TextArea):
         self._walk: int | None = None
         self._draft = ""
         self.offer = Offer()
+        self.take_back: Callable[[], str | None] = lambda: None  # the queued messages, unqueued; None if none
 
     def on_idle(self, event: events.Idle) -> None:
         """Show a typed key at once: the screen's next update may wait behind the layout of a
@@ -97,6 +99,11 @@ class InputBox(TextArea):
             event.stop()
             event.prevent_default()
             self.insert("\n")
+            return
+        if key == "up" and not self.text and (held := self.take_back()) is not None:
+            event.stop()
+            event.prevent_default()
+            self.set_text(held)
             return
         if key == "up" and self.cursor_location[0] == 0 and self._history_step(-1):
             event.stop()
