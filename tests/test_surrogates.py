@@ -108,7 +108,15 @@ async def test_a_surrogate_escape_in_the_arguments_text_goes_back_as_u_fffd(loop
         for e, c in VALID["anthropic"]
     ]
     loopback.add(sse(encode("anthropic", chunks)))
-    loopback.default = lambda request: sse(encode("anthropic", VALID["anthropic"][:7]))
+    ended = [
+        ("content_block_stop", {"type": "content_block_stop", "index": 1}),
+        (
+            "message_delta",
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 5}},
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    loopback.default = lambda request: sse(encode("anthropic", VALID["anthropic"][:7] + ended))  # "Hello", no call
     with HistoryStore(tmp_path / "history.db") as store:
         conv = Conversation(store, SETTINGS, config("anthropic", loopback.url))
         first = [e async for e in conv.send("hi")]

@@ -50,6 +50,7 @@ BACKOFF_CAP = 30.0
 CONNECT_TIMEOUT = 15.0
 MODELS_TIMEOUT = httpx.Timeout(15.0, connect=10.0)
 MAX_MODEL_PAGES = 20  # a server that pages forever is cut off here
+UNFINISHED = "the stream ended before the reply finished (no finish reason from the server); what arrived is kept"
 
 
 class StreamParser(Protocol):
@@ -371,11 +372,15 @@ class Provider(ABC):
         feed = parser.feed
         malformed = 0
         started = False  # once content was yielded, an in-stream error is final (no retry)
+        seen = False  # any event at all: a body with none (an HTML page, an empty 200) is no reply
+        done = False  # the chat dialect's "[DONE]": the stream's own end, with or without a finish reason
         out: list[StreamEvent] = []  # read but not yet delivered
         try:
             async for sse_batch in aiter_events(response.aiter_bytes()):
                 for name, data in sse_batch:
+                    seen = True
                     if data == "[DONE]":
+                        done = True
                         break
                     try:
                         events = feed(name, data)
@@ -419,6 +424,14 @@ class Provider(ABC):
         except Exception as exc:  # the documented boundary (see the docstring)
             yield [*out, *_closed(parser)]
             outcome.failure = unreadable(exc, key)
+            return
+        if not seen:
+            kind = response.headers.get("content-type", "") or "no content type"
+            outcome.failure = StreamError(kind="protocol", message=f"expected an event stream, got none ({kind})")
+            return
+        if parser.finish_reason is None and not done:  # a proxy that closed the stream cleanly mid-reply
+            yield closing
+            outcome.failure = StreamError(kind="cut", message=UNFINISHED)
             return
         yield [
             *closing,

@@ -108,9 +108,18 @@ class FrozenSegment(Widget):
         if right <= left:
             return strip
         before, chosen, after = strip.divide([left, right, strip.cell_length])[:3]
-        style: Style = self.screen.get_component_rich_style("screen--selection")
-        marked = Strip(list(Segment.apply_style(list(chosen), post_style=style)), chosen.cell_length)
+        marked = Strip(list(Segment.apply_style(list(chosen), post_style=self._selection_style())), chosen.cell_length)
         return Strip.join([before, marked, after])
+
+    def _selection_style(self) -> Style:
+        """The screen's selection colours over this view, as Textual's own widgets draw them: a
+        transparent selection foreground keeps each character's colour. (The combined Rich style
+        the screen offers blends that foreground into the background: text the colour of its
+        background, invisible.)"""
+        styles = self.screen.get_component_styles("screen--selection")
+        background = self.background_colors[1] + styles.background
+        color = styles.color
+        return Style(bgcolor=background.rich_color, color=None if color.a == 0 else (background + color).rich_color)
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         return selection.extract("\n".join(self._lines)), "\n"
