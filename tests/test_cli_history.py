@@ -143,6 +143,18 @@ def test_export_markdown_keeps_a_replys_and_a_summarys_headings_below_their_mess
     assert "```sh\n# a comment, not a heading\n```" in out
 
 
+def test_an_export_file_is_readable_by_its_owner_only_unless_it_existed(data, tmp_path):
+    """An export holds the conversation, as the history (0600) does; it was written 0644 until 2026-11-28.
+    A file the user already had keeps the mode they gave it."""
+    populate()
+    target = tmp_path / "out.md"
+    assert run("export", "--format", "md", "-o", str(target)) == (0, "", "")
+    assert target.stat().st_mode & 0o777 == 0o600 and "## You" in target.read_text()
+    target.chmod(0o644)
+    assert run("export", "--format", "md", "-o", str(target)) == (0, "", "")
+    assert target.stat().st_mode & 0o777 == 0o644
+
+
 def test_export_json_import_round_trip(data, tmp_path, monkeypatch):
     sid = populate()
     target = tmp_path / "session.json"
@@ -170,6 +182,8 @@ def test_errors_are_one_line_exit_2(data, argv, needle):
     populate()
     code, _out, err = run(*argv)
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
+    assert err.startswith("tractui: ") and not err.startswith("tractui: tractui")  # said once (until 2026-11-28 twice)
+    assert "nosuch" not in err.lower() or "'NOSUCH'" in err  # the id as typed
 
 
 def test_import_of_garbage_changes_nothing(data, tmp_path):

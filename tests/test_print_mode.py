@@ -245,7 +245,7 @@ def test_bad_usage_exits_2_and_writes_nothing(tmp_path, monkeypatch, capsys, arg
 
 @pytest.mark.parametrize(
     ("ref", "said"),
-    [("ZZZ", "tractui: no session 'ZZZ' in "), (None, "tractui: session prefix '{}' is ambiguous"), ("", None)],
+    [("zzz", "tractui: no session 'zzz' in "), (None, "tractui: session prefix '{}' is ambiguous"), ("", None)],
     ids=["unknown", "ambiguous", "latest-of-none"],
 )
 def test_resume_of_no_such_session_is_one_line_exit_2_and_writes_nothing(tmp_path, monkeypatch, capsys, ref, said):

@@ -339,6 +339,7 @@ async def test_stall_ends_the_stream_with_kind_stalled(loopback: LoopbackServer)
     loopback.add(sse(path, seed=4, stall_after=3000, stall=10))
     events, asm = await run(provider(loopback), Settings({"timeout": 1}))
     assert isinstance(events[-1], StreamError) and events[-1].kind == "stalled"
+    assert "stalled" not in events[-1].message  # drawn "✗ stalled: …": said once (twice until 2026-11-28)
     assert meta_of(path)["expected_reasoning"].startswith("".join(b.thought for b in asm.content().thinking))
 
 

@@ -132,6 +132,25 @@ async def test_retry_countdown_is_live_then_replaced_by_the_answer(tmp_path, loo
         assert app.query_one(AnswerView).text == "finally here"
 
 
+async def test_esc_during_a_retry_countdown_says_nothing_had_arrived_live_and_on_resume(tmp_path, loopback):
+    """It said "what arrived is kept" of a reply nothing had arrived for (until 2026-11-28)."""
+    loopback.add(error(429, {"error": {"message": "slow down"}}, retry_after=30))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "hello")
+        await wait_for(pilot, lambda: any(s.kind == "retry" for s in app.query(StatusLine)))
+        await pilot.press("escape")
+        await settle(pilot)
+        live = [str(s.render()) for s in app.query(StatusLine) if s.kind == "interrupted"]
+        assert live == ["⏹ interrupted before anything arrived"]
+        session = app.conversation.session_id
+    resumed = build_app(tmp_path)
+    resumed.conversation.open_session(session)
+    async with resumed.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert [str(s.render()) for s in resumed.query(StatusLine) if s.kind == "interrupted"] == live
+
+
 async def test_model_output_is_inert_on_screen_and_in_exports(tmp_path, loopback):
     evil = "\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J\x1b[1;1H\x07"
     loopback.add(sse(chat_stream([f"think {evil}hard"], [f"**bold** {evil}", "tail\x1b]0;title\x1b\\ end"])))

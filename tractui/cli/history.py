@@ -14,7 +14,7 @@ from tractui.config.paths import history_path
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from tractui.errors import StoreError, UsageError
 from tractui.store.compile import compacted_ids
-from tractui.store.export import ExportFormat, export_text, format_time, usage_text
+from tractui.store.export import ExportFormat, export_text, format_time, save_export, usage_text
 from tractui.store.history import Commit, HistoryStore
 from tractui.store.imports import read_export
 
@@ -90,7 +90,7 @@ def cmd_export(
         out.write(text)
         return 0
     try:
-        Path(output).write_text(text, encoding="utf-8")
+        save_export(Path(output), text)
     except OSError as exc:
         raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
     return 0

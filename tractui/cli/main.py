@@ -28,7 +28,7 @@ class _OneLineParser(argparse.ArgumentParser):
     """A history command used wrongly is one line on stderr, like every other error of theirs."""
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
+        raise UsageError(f"{self.prog.removeprefix('tractui ')}: {message}")  # main says "tractui: " once
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -203,7 +203,7 @@ def _run(argv: list[str] | None, out: Terminal, err: Terminal) -> int:
         with contextlib.redirect_stdout(_Help(out)):
             args, extra = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
         if extra and args.command is not None:
-            raise UsageError(f"tractui {args.command}: unrecognized arguments: {' '.join(extra)}")
+            raise UsageError(f"{args.command}: unrecognized arguments: {' '.join(extra)}")
         if extra:
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
         _check_text(parser, args)

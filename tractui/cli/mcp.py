@@ -32,7 +32,7 @@ def run_mcp_command(args: argparse.Namespace, *, out: Terminal, err: Terminal) -
             case "import":
                 return _import(Path(args.file), replace=args.replace, out=out)
             case _:
-                raise UsageError("tractui mcp: list or import FILE")
+                raise UsageError("mcp: list or import FILE")
     except UserError as exc:
         err.write(f"tractui: {exc}\n")
         return 2

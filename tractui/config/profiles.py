@@ -262,7 +262,7 @@ def read_profile(path: Path, name: str) -> Profile:
         try:
             spec = spec_for(key)
         except SettingError as err:
-            warnings.append(f"{path}: {err}; ignored")
+            warnings.append(f"{path}: ignored: {err}")
             continue
         try:
             settings[spec.key] = parse_value(spec, value)

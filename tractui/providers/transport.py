@@ -347,7 +347,7 @@ class Provider(ABC):
                 )
             else:
                 outcome.failure = StreamError(
-                    kind="stalled", message=f"no data for {timeout.read:g} s; the stream stalled"
+                    kind="stalled", message=f"no data for {timeout.read:g} s before the reply began"
                 )
         except (httpx.ConnectError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
             retryable = isinstance(exc, httpx.ConnectError)
@@ -409,7 +409,7 @@ class Provider(ABC):
         except httpx.ReadTimeout:
             yield [*out, *_closed(parser)]
             outcome.failure = StreamError(
-                kind="stalled", message="the stream stalled: no data within the read timeout; what arrived is kept"
+                kind="stalled", message="no data within the read timeout; what arrived is kept"
             )
             return
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError) as exc:

@@ -6,7 +6,9 @@ turn a session into a file.
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from typing import Any, Literal
 
 from markdown_it import MarkdownIt
@@ -20,6 +22,14 @@ from tractui.store.history import HistoryStore
 ExportFormat = Literal["md", "json"]
 FORMATS: tuple[ExportFormat, ...] = ("md", "json")
 _PARSER = MarkdownIt("commonmark")
+
+
+def save_export(path: Path, text: str) -> None:
+    """Write an export: a new file readable by its owner only (0600, as the history it comes from);
+    an existing one keeps the mode its owner gave it. ``OSError`` when it cannot be written."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
 
 
 def export_text(store: HistoryStore, session_id: str, fmt: ExportFormat, *, raw: bool = False) -> str:

@@ -280,7 +280,8 @@ class HistoryStore:
         """A full id from ``ref`` (a unique prefix, case-insensitive) or the latest; ``StoreError`` if none.
 
         The prefix is compared as text: ``%`` and ``_`` are characters no id holds, not LIKE's wildcards."""
-        ref = (ref or "").strip().upper()
+        typed = (ref or "").strip()  # what the user wrote, for the message
+        ref = typed.upper()
         if not ref:
             latest = self.latest_session()
             if latest is None:
@@ -292,9 +293,9 @@ class HistoryStore:
             "SELECT id FROM sessions WHERE substr(id, 1, ?) = ? LIMIT 2", (len(ref), ref)
         ).fetchall()
         if not rows:
-            raise StoreError(f"no session '{ref}' in {self.path}")
+            raise StoreError(f"no session '{typed}' in {self.path}")
         if len(rows) > 1:
-            raise StoreError(f"session prefix '{ref}' is ambiguous; give more characters")
+            raise StoreError(f"session prefix '{typed}' is ambiguous; give more characters")
         return str(rows[0][0])
 
     def head(self, session_id: str) -> str | None:

@@ -21,7 +21,7 @@ from tractui.core.events import OUTPUT_LIMIT, StreamError, cut_at_output_limit
 from tractui.ui.sanitize import sanitize
 from tractui.ui.streaming.renderer import error_line
 from tractui.ui.widgets.answer import AnswerView
-from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage, StatusLine, UserMessage
+from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage, StatusLine, UserMessage, interrupted_line
 from tractui.ui.widgets.summary import SummaryMarker
 from tractui.ui.widgets.thinking import RedactedMarker, ThinkingView
 from tractui.ui.widgets.tool_call import ToolCallView, as_status, tool_label
@@ -157,6 +157,7 @@ def widget_for(
         if commit.kind == "assistant":
             statuses.extend(_statuses(commit))
     _unanswered(parts)
+    statuses = [StatusLine(interrupted_line(parts), "interrupted") if s.kind == "interrupted" else s for s in statuses]
     reply = AssistantMessage(count_tokens, clock, parts=parts, statuses=statuses, public_markdown=public)
     return reply.set_class(entry.dim, "-compacted")
 

@@ -228,7 +228,7 @@ class CommandHost:
         await self.chat.note(f"Copied the last answer ({len(text)} characters).")
 
     async def _do_export(self, args: str) -> None:
-        from tractui.store.export import FORMATS, export_text
+        from tractui.store.export import FORMATS, export_text, save_export
 
         conversation = self.chat.conversation
         if conversation.session_id is None:
@@ -253,7 +253,7 @@ class CommandHost:
         try:
             if folder is not None:
                 folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # a file in its place: one line below
-            path.write_text(text, encoding="utf-8")
+            save_export(path, text)
         except OSError as exc:
             await self.chat.note(f"cannot write {path}: {exc.strerror or exc}", error=True)
             return

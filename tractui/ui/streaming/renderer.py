@@ -30,7 +30,7 @@ from tractui.core.events import (
 )
 from tractui.ui.format import duration
 from tractui.ui.sanitize import StreamSanitizer, sanitize
-from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage
+from tractui.ui.widgets.message import AssistantMessage, interrupted_line
 from tractui.ui.widgets.thinking import RedactedMarker
 from tractui.ui.widgets.tool_call import ToolCallView, tool_label
 
@@ -201,7 +201,7 @@ class ReplyRenderer:
                 await message.set_status(str(payload), "error")
             elif kind == "interrupted":
                 message.end_thinking()
-                await message.set_status(INTERRUPTED, "interrupted")
+                await message.set_status(interrupted_line(message.parts), "interrupted")
 
     async def _tool_delta(self, piece: _ToolPiece) -> None:
         view = self._calls.get(piece.key)

@@ -22,6 +22,12 @@ from tractui.ui.widgets.tool_call import ToolCallView
 StatusKind = Literal["interrupted", "error", "retry", "notice", "progress", "stall"]
 TOLD: tuple[StatusKind, ...] = ("notice", "error", "interrupted")  # the lines a redraw of the view must not lose
 INTERRUPTED = "⏹ interrupted — what arrived is kept"
+INTERRUPTED_EARLY = "⏹ interrupted before anything arrived"  # Esc while waiting (a retry's countdown)
+
+
+def interrupted_line(parts: Sequence[Widget]) -> str:
+    """The "interrupted" line of a reply with ``parts``: none arrived, or what did is kept."""
+    return INTERRUPTED if parts else INTERRUPTED_EARLY
 
 
 FOLD_OVER = 40  # a message of more lines than this (a long paste) is shown folded
