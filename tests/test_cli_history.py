@@ -287,3 +287,17 @@ def test_an_interrupted_reply_is_marked_once_in_markdown(data):
         )
     code, out, _ = run("export", sid, "--format", "md")
     assert code == 0 and out.count("_(interrupted)_") == 1 and "Half an answer" in out
+    assert out.index("Half an answer") < out.index("_(interrupted)_")  # under what arrived, where it ended
+
+
+def test_a_failed_reply_says_what_went_wrong_in_markdown(data):
+    """It said only ``_(error)_``, above the part that had arrived (until 2026-11-28)."""
+    with HistoryStore(history_path()) as store:
+        sid = store.create_session()
+        store.append(sid, "user", Content.human("Explain it."))
+        error = {"kind": "cut", "message": "the connection was cut mid-stream (ReadError); what arrived is kept"}
+        content = Content(speaker="ai", blocks=[TextBlock(text="Half an answer")])
+        store.append(sid, "assistant", content, status="error", metadata={"error": error, "status": None})
+    code, out, _ = run("export", sid, "--format", "md")
+    told = "_(error: cut: the connection was cut mid-stream (ReadError); what arrived is kept)_"
+    assert code == 0 and out.count(told) == 1 and out.index("Half an answer") < out.index(told)

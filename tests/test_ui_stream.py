@@ -513,3 +513,15 @@ def test_a_folded_paste_counts_the_lines_it_has_and_one_token_is_a_token():
     assert view._header().endswith("· 1 token")
     view.tokens = 2
     assert view._header().endswith("· 2 tokens")
+
+
+@pytest.mark.parametrize("kind", ["overloaded", "rate_limit", "server"])
+def test_an_error_said_mid_stream_by_a_busy_server_offers_retry(kind):
+    """An error event inside the stream is not retried by tractui (what arrived would be doubled), and its
+    line offered no /retry either (until 2026-11-28); the user may retry."""
+    from tractui.core.events import StreamError
+    from tractui.ui.streaming.renderer import error_line
+
+    line = error_line(StreamError(kind, "stream error: Overloaded", retryable=False))  # type: ignore[arg-type]
+    assert line.endswith(" — /retry to try again")
+    assert not error_line(StreamError("bad_request", "stream error: no")).endswith("/retry to try again")

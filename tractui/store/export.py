@@ -17,7 +17,7 @@ from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBloc
 from tractui.core.inert import inert, json_text
 from tractui.core.urls import public_url
 from tractui.store.compile import compacted_ids
-from tractui.store.history import HistoryStore
+from tractui.store.history import Commit, HistoryStore
 
 ExportFormat = Literal["md", "json"]
 FORMATS: tuple[ExportFormat, ...] = ("md", "json")
@@ -119,6 +119,15 @@ _HEADINGS = {
 }
 
 
+def _status_text(commit: Commit) -> str:
+    """``interrupted``, or ``error`` with what went wrong as it was told."""
+    error = commit.metadata.get("error")
+    if commit.status == "error" and isinstance(error, dict) and error.get("message"):
+        kind = str(error.get("kind") or "error").replace("_", " ")
+        return f"error: {kind}: {' '.join(str(error['message']).split())}"
+    return commit.status
+
+
 def export_markdown(store: HistoryStore, session_id: str) -> str:
     """The current branch as readable markdown; thinking in a marked <details> block."""
     info = store.session(session_id)
@@ -131,7 +140,6 @@ def export_markdown(store: HistoryStore, session_id: str) -> str:
         "",
     ]
     previous_kind: str | None = None
-    previous_status: str | None = None
     for commit in chain:
         heading: str | None = _HEADINGS[commit.kind]
         if commit.kind == "assistant" and previous_kind == "reasoning":
@@ -143,11 +151,11 @@ def export_markdown(store: HistoryStore, session_id: str) -> str:
             if commit.id in compacted:
                 label += " — compacted"
             lines += [f"## {label}", ""]
-        if commit.status != "complete" and not (heading is None and commit.status == previous_status):
-            lines += [f"_({commit.status})_", ""]  # once per reply, not again for its answer
         for part in _md_blocks(commit.content):
             lines += [part, ""]
+        if commit.status != "complete" and commit.kind != "reasoning":  # once, under the reply it ended
+            lines += [f"_({_status_text(commit)})_", ""]
         if commit.kind == "assistant" and commit.usage:
             lines += [f"<sub>{usage_text(commit.usage)}</sub>", ""]
-        previous_kind, previous_status = commit.kind, commit.status
+        previous_kind = commit.kind
     return "\n".join(lines).rstrip() + "\n"

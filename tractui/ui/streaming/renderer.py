@@ -48,7 +48,8 @@ class _ToolPiece:
 def error_line(error: StreamError, *, live: bool = True) -> str:
     """One line for a failed reply; only a live one offers ``/retry`` (for a resumed
     one the hint could point at a reply that is no longer the last)."""
-    retryable = error.retryable or error.kind in ("cut", "stalled", "network")
+    # transient on the server's side or the way there, also when said mid-stream (not retried then)
+    retryable = error.retryable or error.kind in ("cut", "stalled", "network", "overloaded", "rate_limit", "server")
     hint = " — /retry to try again" if live and retryable else ""
     status = f" ({error.status})" if error.status else ""
     return f"✗ {error.kind.replace('_', ' ')}{status}: {sanitize(error.message)}{hint}"
