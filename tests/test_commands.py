@@ -136,6 +136,7 @@ def test_set_alone_lists_every_key_and_marks_changed_ones(host):
     marked = [line for line in lines[1:] if line.startswith("*")]
     assert len(marked) == 1 and "reasoning.effort" in marked[0] and marked[0].rstrip().endswith("high")
     assert any(line.split()[0] == "context-limit" and line.split()[1] == "128000" for line in lines[1:])
+    assert any(line.split() == ["system-prompt", "(empty)"] for line in lines[1:])  # it was blank
 
 
 def test_set_key_shows_value_help_allowed_and_timing(host):

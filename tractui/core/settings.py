@@ -328,6 +328,8 @@ def format_value(value: Any) -> str:
     """A value as a user would type it back."""
     if value is None:
         return "(unset)"
+    if value == "":
+        return "(empty)"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, tuple):
