@@ -365,6 +365,27 @@ async def test_keys_in_the_model_list_do_not_start_its_fetch_again(tmp_path, loo
         assert len([r for r in loopback.requests if r.path.endswith("/models")]) == 1
 
 
+async def test_the_model_list_shows_the_ids_once_they_come_with_no_key_pressed(tmp_path, loopback):
+    """The list for "/model " stayed empty until the next key (until 2026-11-28): it is drawn again
+    when the server's ids arrive."""
+    import dataclasses
+
+    from loopback import json_body
+    from ui_support import loop_config
+
+    from tractui.ui.widgets.completion import CompletionPopup
+
+    slow = dataclasses.replace(json_body({"data": [{"id": "loop-model"}, {"id": "big-one"}]}), stall_after=5, stall=0.5)
+    loopback.default = lambda request: slow
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*"/model ")
+        await wait_for(pilot, lambda: len(app.chat.host.known_models) == 2, timeout=20)
+        await wait_for(pilot, lambda: "big-one" in screen_text(app))
+        assert app.query_one(CompletionPopup).display
+
+
 async def test_model_lists_what_the_server_offers_and_says_so_when_it_cannot(tmp_path, loopback):
     from loopback import json_body
     from ui_support import loop_config

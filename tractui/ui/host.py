@@ -21,6 +21,7 @@ from tractui.errors import UserError
 from tractui.providers.config import ProviderConfig
 from tractui.providers.models import ModelInfo, ModelListError
 from tractui.ui.sanitize import sanitize
+from tractui.ui.widgets.input_box import InputBox
 
 if TYPE_CHECKING:
     from tractui.ui.screens.chat import ChatScreen
@@ -99,6 +100,8 @@ class CommandHost:
     async def _fetch_quietly(self) -> None:
         with contextlib.suppress(ModelListError):  # /model says why, when asked
             await self.fetch_models()
+        if self.chat.is_attached:  # the list the prompt shows for "/model …" now holds them, with no key pressed
+            self.chat.query_one(InputBox).post_message(InputBox.OfferChanged())
 
     async def run(self, line: str, *, typed: bool = True) -> None:
         """Run a slash command ``line``: one ``typed`` in the prompt goes back there when it
