@@ -213,9 +213,16 @@ async def test_esc_during_compact_cancels_it_in_one_line_and_writes_nothing(tmp_
         await _talk(pilot, 4, 30)
         await type_line(pilot, "/compact")
         await wait_for(pilot, lambda: bool(server.summaries))
+        await type_line(
+            pilot, "/new"
+        )  # refused while it runs: said as what runs (it said "a reply is still streaming")
+        running = "a compaction is running — Esc cancels it; your command stays in the prompt"
+        await wait_for(pilot, lambda: running in _notes(app))
+        app.query_one("#input").clear()
         await pilot.press("escape")
         await wait_for(pilot, lambda: not app.chat.streaming, timeout=10)
         await settle(pilot)
+        assert running not in _notes(app)  # gone with the compaction, as with a reply
         said = [n for n in _notes(app) if "ompact" in n]
         assert said == ["Compaction cancelled; the history is unchanged."]  # the progress line, resolved
         assert "Compacting…" not in screen_text(app)

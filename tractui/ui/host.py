@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from tractui.ui.screens.chat import ChatScreen
 
 STILL_STREAMING = "a reply is still streaming — Esc cancels it"
+COMPACTION_RUNNING = "a compaction is running — Esc cancels it"
 
 
 class CommandHost:

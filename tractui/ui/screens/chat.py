@@ -27,7 +27,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 from tractui.conversation.commands import is_command
 from tractui.ui.draft import SAVE_AFTER, load_draft, save_draft
 from tractui.ui.heap import Heap
-from tractui.ui.host import STILL_STREAMING, CommandHost
+from tractui.ui.host import COMPACTION_RUNNING, STILL_STREAMING, CommandHost
 from tractui.ui.outbox import Ended, Outbox, as_message
 from tractui.ui.paging import HistoryPager
 from tractui.ui.palette import PrefillPrompt, RunSlashCommand
@@ -377,7 +377,7 @@ class ChatScreen(Screen[None]):
         """Say why a line was not acted on while a reply streams: once, under the reply (a line
         said before is taken away), gone when the reply ends. The line (``keep``) goes back in
         the prompt; what was typed after its Enter (a burst) on a line of its own below it."""
-        text = STILL_STREAMING
+        text = COMPACTION_RUNNING if self._compacting is not None else STILL_STREAMING
         if keep is not None:  # the Enter that was not acted on is a line break: what comes next goes below
             box = self.query_one(InputBox)
             box.set_text(f"{keep}\n{box.text}")
@@ -884,6 +884,9 @@ class ChatScreen(Screen[None]):
                 line.set_class(True, "-error")
         finally:
             self._compacting = None
+            if self._streaming_note is not None and self.is_attached:  # said while it ran: no longer so
+                await self._streaming_note.remove()
+                self._streaming_note = None
             self.refresh_gauge()
             self.refresh_totals()
 
