@@ -232,6 +232,18 @@ def test_profile_save_without_name_overwrites_the_active_profile(host):
     assert mine.description == "Claude Sonnet 5.5: adaptive thinking, summarized"
 
 
+def test_saving_over_the_active_profile_broken_since_it_loaded_says_the_save_failed(host):
+    """It said only "…/mine.toml: Illegal character …", not that nothing was saved (until 2026-11-28)."""
+    run(host, "/profile save mine")
+    run(host, "/profile load mine")
+    path = host.profiles.path_for("mine")
+    path.write_text("provider = [\n", encoding="utf-8")  # broken by hand since
+    result = run(host, "/profile save")
+    assert result.error and result.message.startswith(f"profile 'mine' not saved: {path}")
+    assert result.message.endswith("; the file is left as it is") and "\n" not in result.message
+    assert path.read_text(encoding="utf-8") == "provider = [\n"
+
+
 @pytest.mark.parametrize("in_the_way", ["profiles folder is a file", "profile is a folder"])
 def test_a_profile_that_cannot_be_written_is_one_line_and_nothing_changes(host, tmp_path, in_the_way):
     config = tmp_path / "config"

@@ -283,7 +283,10 @@ def _profile_save(name: str | None, ctx: CommandContext) -> CommandResult:
         return _error("give the profile a name: /profile save NAME (no profile is active to save over)")
     over = None  # saved over the active profile: what its file has besides the session's setup stays
     if name == ctx.active_profile and ctx.profiles.path_for(name):
-        over = ctx.profiles.load(name)
+        try:
+            over = ctx.profiles.load(name)
+        except ProfileError as err:  # broken since it was loaded: say the save is what failed
+            return _error(f"profile '{name}' not saved: {err}; the file is left as it is")
     path = ctx.profiles.save(name, ctx.provider_config, ctx.settings, ctx.mcp_servers, over)
     changed = len(ctx.settings.changed())
     return CommandResult(
