@@ -148,6 +148,23 @@ async def test_context_overlay_shows_breakdown(tmp_path):
         assert not isinstance(app.screen, ContextScreen)
 
 
+async def test_context_overlay_on_a_small_terminal_says_how_to_close_and_scrolls_to_the_rest(tmp_path):
+    """At 50×20 its last lines, "Esc to close" among them, were cut off (until 2026-11-28)."""
+    app = build_app(tmp_path)
+    async with app.run_test(size=(50, 20)) as pilot:
+        await run(pilot, "hello")
+        await run(pilot, "/context")
+        assert isinstance(app.screen, ContextScreen)
+        assert "Esc to close" in screen_text(app)
+        box = app.screen.query_one("#context-box")
+        assert box.max_scroll_y > 0  # more than fits: it scrolls
+        box.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        assert "basis: last call read" in screen_text(app) and "Esc to close" in screen_text(app)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ContextScreen)
+
+
 async def test_new_sessions_and_resume(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:

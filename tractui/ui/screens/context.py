@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -101,7 +101,7 @@ class ContextScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         title, table, notes = context_report(self.reading, self.app.theme_variables, self.compactions)
-        with Vertical(id="context-box", classes="overlay-box"):
+        with VerticalScroll(id="context-box", classes="overlay-box"):  # scrolls on a small terminal
             yield Static(title, id="context-title")
             yield Static(table, id="context-chart")
             yield Static(notes, id="context-notes")
