@@ -275,6 +275,17 @@ async def test_print_mode_keeps_what_arrived_before_a_bad_chunk(loopback: Loopba
 
 
 # -- a 200 that is no reply, and a stream that ends cleanly before the reply did ---------------
+async def conversed(loopback: LoopbackServer, tmp_path, name: str, reply: Any) -> tuple[list[Any], list[Any]]:
+    """``reply`` (a loopback ``Reply``) served to one message of a conversation on ``name``'s protocol:
+    the events the conversation gave, and the chain the store then holds."""
+    loopback.add(reply)
+    with HistoryStore(tmp_path / "history.db") as store:
+        conv = Conversation(store, SETTINGS, config(name, loopback.url))
+        events = [e async for e in conv.send("hi")]
+        await conv.aclose()
+        return events, store.chain(conv.session_id or "")
+
+
 @pytest.mark.parametrize(
     ("body", "content_type"),
     [(b"<!DOCTYPE html><html><body>Sign in to the proxy</body></html>", "text/html"), (b"", "text/event-stream")],
@@ -286,14 +297,12 @@ async def test_a_200_without_events_is_an_error_not_an_empty_answer(
     print mode exited 0 (until 2026-11-28)."""
     from loopback import Reply
 
-    loopback.add(Reply(body=body, content_type=content_type, seed=None))
-    with HistoryStore(tmp_path / "history.db") as store:
-        conv = Conversation(store, SETTINGS, config("openai", loopback.url))
-        events = [e async for e in conv.send("hi")]
-        await conv.aclose()
-        assert isinstance(events[-1], StreamError) and events[-1].kind == "protocol"
-        assert events[-1].message == f"expected an event stream, got none ({content_type})"
-        assert store.chain(conv.session_id or "")[-1].status == "error"
+    events, chain = await conversed(
+        loopback, tmp_path, "openai", Reply(body=body, content_type=content_type, seed=None)
+    )
+    assert isinstance(events[-1], StreamError) and events[-1].kind == "protocol"
+    assert events[-1].message == f"expected an event stream, got none ({content_type})"
+    assert chain[-1].status == "error"
 
 
 @pytest.mark.parametrize("name", list(VALID))
@@ -302,26 +311,18 @@ async def test_a_stream_that_ends_before_its_reply_did_is_kept_and_marked_cut(
 ) -> None:
     """A proxy closing the stream cleanly mid-reply (no finish reason, no ``[DONE]``) looked like a
     finished answer (until 2026-11-28): now what arrived is kept, marked cut."""
-    loopback.add(sse(encode(name, VALID[name][: AFTER_HELLO[name]]).removesuffix(b"data: [DONE]\n\n"), seed=None))
-    with HistoryStore(tmp_path / "history.db") as store:
-        conv = Conversation(store, SETTINGS, config(name, loopback.url))
-        events = [e async for e in conv.send("hi")]
-        await conv.aclose()
-        assert thought_and_text(events) == ("Let me think.", "Hello")
-        assert isinstance(events[-1], StreamError) and events[-1].kind == "cut"
-        assert "ended before the reply finished" in events[-1].message and "what arrived is kept" in events[-1].message
-        chain = store.chain(conv.session_id or "")
-        assert {c.status for c in chain[1:]} == {"error"} and merge_commits(chain)[-1].text == "Hello"
+    body = encode(name, VALID[name][: AFTER_HELLO[name]]).removesuffix(b"data: [DONE]\n\n")
+    events, chain = await conversed(loopback, tmp_path, name, sse(body, seed=None))
+    assert thought_and_text(events) == ("Let me think.", "Hello")
+    assert isinstance(events[-1], StreamError) and events[-1].kind == "cut"
+    assert "ended before the reply finished" in events[-1].message and "what arrived is kept" in events[-1].message
+    assert {c.status for c in chain[1:]} == {"error"} and merge_commits(chain)[-1].text == "Hello"
 
 
 async def test_a_chat_stream_ended_by_done_without_a_finish_reason_is_whole(loopback: LoopbackServer, tmp_path) -> None:
     """``[DONE]`` is the chat dialect's own end: some servers send no finish reason before it."""
     chunks = [c for c in VALID["openai"] if not c[1].get("choices") or not c[1]["choices"][0].get("finish_reason")]
     chunks = [c for c in chunks if "tool_calls" not in json.dumps(c[1])]
-    loopback.add(sse(encode("openai", chunks), seed=None))
-    with HistoryStore(tmp_path / "history.db") as store:
-        conv = Conversation(store, SETTINGS, config("openai", loopback.url))
-        events = [e async for e in conv.send("hi")]
-        await conv.aclose()
-        assert not any(isinstance(e, StreamError) for e in events)
-        assert store.chain(conv.session_id or "")[-1].status == "complete"
+    events, chain = await conversed(loopback, tmp_path, "openai", sse(encode("openai", chunks), seed=None))
+    assert not any(isinstance(e, StreamError) for e in events)
+    assert chain[-1].status == "complete"

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 from loopback import LoopbackServer, sse
-from protocol_streams import AFTER_HELLO, KEY, KEY_ENV, VALID, Chunk, config, encode
+from protocol_streams import AFTER_HELLO, KEY, KEY_ENV, VALID, Chunk, encode
+from test_bad_streams import conversed
 
-from tractui.conversation.conversation import Conversation
 from tractui.core.events import Notice
 from tractui.core.settings import Settings
-from tractui.store.history import HistoryStore
 
 CUT = "the reply stopped at its output limit"
 
@@ -75,16 +74,10 @@ def ended(name: str, cut: bool) -> list[Chunk]:
 @pytest.mark.parametrize("name", list(VALID))
 @pytest.mark.parametrize("cut", [True, False])
 async def test_a_reply_cut_at_the_output_limit_is_told_so(loopback: LoopbackServer, tmp_path, name: str, cut: bool):
-    loopback.add(sse(encode(name, ended(name, cut)), seed=None))
-    settings = Settings({"retries": 0, "max-tokens": 2048})
-    with HistoryStore(tmp_path / "history.db") as store:
-        conv = Conversation(store, settings, config(name, loopback.url))
-        events = [e async for e in conv.send("hi")]
-        await conv.aclose()
-        told = [e.message for e in events if isinstance(e, Notice) and CUT in e.message]
-        assert told == ([f"{CUT}; what arrived is kept, and /set max-tokens N allows a longer one"] if cut else [])
-        reply = store.chain(conv.session_id or "")[-1]
-        assert reply.status == "complete" and reply.content.text.startswith("Hello")
+    events, chain = await conversed(loopback, tmp_path, name, sse(encode(name, ended(name, cut)), seed=None))
+    told = [e.message for e in events if isinstance(e, Notice) and CUT in e.message]
+    assert told == ([f"{CUT}; what arrived is kept, and /set max-tokens N allows a longer one"] if cut else [])
+    assert chain[-1].status == "complete" and chain[-1].content.text.startswith("Hello")
 
 
 async def test_the_app_tells_it_under_the_reply_live_and_on_resume(loopback: LoopbackServer, tmp_path):

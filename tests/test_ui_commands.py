@@ -9,6 +9,7 @@ import pytest
 from ui_support import build_app, screen_text, settle, type_line, wait_for
 
 from tractui.ui import format as fmt
+from tractui.ui.app import TractApp
 from tractui.ui.screens.context import ContextScreen
 from tractui.ui.screens.help import HelpScreen
 from tractui.ui.screens.sessions import SessionsScreen
@@ -363,17 +364,23 @@ async def test_export_when_the_exports_folder_is_a_file_is_one_line_and_changes_
         assert exports.read_text() == "not a folder" and app.is_running
 
 
-async def test_keys_in_the_model_list_do_not_start_its_fetch_again(tmp_path, loopback):
-    """A slow endpoint: each completion key asked for the list again, cancelling the fetch under
-    way, so on a slow server the ids never came while the user kept pressing keys."""
+def slow_models(tmp_path, loopback, stall: float) -> TractApp:
+    """The app on a loopback endpoint whose model list (loop-model, big-one) takes ``stall`` seconds."""
     import dataclasses
 
     from loopback import json_body
     from ui_support import loop_config
 
-    slow = dataclasses.replace(json_body({"data": [{"id": "loop-model"}, {"id": "big-one"}]}), stall_after=5, stall=1.5)
+    listed = json_body({"data": [{"id": "loop-model"}, {"id": "big-one"}]})
+    slow = dataclasses.replace(listed, stall_after=5, stall=stall)
     loopback.default = lambda request: slow
-    app = build_app(tmp_path, config=loop_config(loopback))
+    return build_app(tmp_path, config=loop_config(loopback))
+
+
+async def test_keys_in_the_model_list_do_not_start_its_fetch_again(tmp_path, loopback):
+    """A slow endpoint: each completion key asked for the list again, cancelling the fetch under
+    way, so on a slow server the ids never came while the user kept pressing keys."""
+    app = slow_models(tmp_path, loopback, 1.5)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press(*"/model ")
@@ -385,16 +392,9 @@ async def test_keys_in_the_model_list_do_not_start_its_fetch_again(tmp_path, loo
 async def test_the_model_list_shows_the_ids_once_they_come_with_no_key_pressed(tmp_path, loopback):
     """The list for "/model " stayed empty until the next key (until 2026-11-28): it is drawn again
     when the server's ids arrive."""
-    import dataclasses
-
-    from loopback import json_body
-    from ui_support import loop_config
-
     from tractui.ui.widgets.completion import CompletionPopup
 
-    slow = dataclasses.replace(json_body({"data": [{"id": "loop-model"}, {"id": "big-one"}]}), stall_after=5, stall=0.5)
-    loopback.default = lambda request: slow
-    app = build_app(tmp_path, config=loop_config(loopback))
+    app = slow_models(tmp_path, loopback, 0.5)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press(*"/model ")
