@@ -156,6 +156,7 @@ class ModelServer:
     usage: bool = True
     preserved: bool = False  # Anthropic, Claude Fable 5.1 and later: earlier turns' thinking stays in context
     hidden_prompt: int = 0  # tokens of a server-side prompt the client never sees
+    over_count: float = 1.0  # a server whose count grows faster than ours (1.3: 30% more per token sent)
     reply_words: int = 40
     thinking_words: int = 0
     # what of the billed thinking is shown (Anthropic; Gemini and Responses always show a summary: "summarized")
@@ -181,7 +182,7 @@ class ModelServer:
                 counted = self._gemini(body)
             case "openai-responses":
                 counted = self._responses(body)
-        return self.hidden_prompt + counted
+        return self.hidden_prompt + round(counted * self.over_count)
 
     def _openai(self, body: dict[str, Any]) -> int:
         total = 0

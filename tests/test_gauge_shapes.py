@@ -253,3 +253,31 @@ async def test_the_system_prompt_as_a_developer_message_compacts_and_reads_as_in
         assert ("instructions" in sent) == (placement == "instructions")
         errors[placement] = stats.errors
     assert errors["developer"] == errors["instructions"]
+
+
+async def test_after_a_compaction_a_server_that_over_counts_in_proportion_leaves_no_phantom(store, loopback):
+    """A server counting 30% more than the tokenizer: a long history's gap (hundreds of tokens) is not carried
+    over to the short request a compaction leaves, so the message is sent, once, and read close to its count."""
+    server = loopback.default = ModelServer(limit=64000, over_count=1.3)
+    conv = conversation(store, loopback, settings_for(64000), "openai")
+    await run(conv, server, turns=30)
+    conv.settings = settings_for(1000)  # the history's gap alone (some 770 tokens) would fill it
+    server.limit = 1000
+    stats = await run(conv, server, turns=2, first=30)
+    assert stats.blocked == 0 and stats.answered == 2 and server.refusals == [], (stats, server.refusals)
+    assert stats.compactions == 1
+    assert abs(stats.errors[-2]) <= 0.1, [round(e, 3) for e in stats.errors[-3:]]
+
+
+async def test_a_refusal_by_a_gap_carried_over_a_compaction_never_repeats(store, loopback):
+    """The calls before a compaction were counted 800 tokens beyond the tokenizer (a hidden prompt that
+    has gone since, say another server): the estimate right after the compaction carries that gap over
+    the limit, but the tokenizer's count fits, so the message is sent, with a notice, not refused at every send."""
+    server = loopback.default = ModelServer(limit=64000, hidden_prompt=800)
+    conv = conversation(store, loopback, settings_for(64000), "openai")
+    await run(conv, server, turns=6)
+    conv.settings = settings_for(1000)
+    server.limit, server.hidden_prompt = 1000, 0
+    stats = await run(conv, server, turns=2, first=6)
+    assert stats.blocked == 0 and stats.answered == 2 and server.refusals == [], (stats, server.refusals)
+    assert any(n.startswith("sending: the estimate") for n in stats.notices), stats.notices

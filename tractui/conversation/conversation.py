@@ -33,7 +33,7 @@ from tractui.core.events import (
     TurnEvent,
     cut_at_output_limit,
 )
-from tractui.core.gauge import CallBasis, ContextReading, ThinkingTokens, measure_context
+from tractui.core.gauge import CallBasis, ContextReading, Gap, ThinkingTokens, measure_context
 from tractui.core.reasoning import StripPolicy, remove_thinking, thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
@@ -56,6 +56,7 @@ STALE_THINKING = re.compile(r"bound to a different conversation|invalid .?signat
 SERVER_WAIT = 30.0  # seconds a request waits for MCP servers still starting
 AHEAD = 1024  # stream events read ahead of the consumer; beyond that the socket waits
 COUNT_STEP = 50  # messages counted between two pauses of ``counting``
+GAP_CALLS = 64  # the latest calls whose gap calibrates the estimate after a compaction
 
 
 class _End:
@@ -592,7 +593,7 @@ class Conversation:
             messages = self._compiler.merged(chain)
         if partial is not None:
             messages.append(partial)
-        basis, calibration = _basis(chain)
+        basis, gaps = _basis(chain)
         return measure_context(
             messages,
             self.settings,
@@ -602,7 +603,7 @@ class Conversation:
             basis=basis,
             counter=self._counter,
             thinking_tokens=self._thinking_cost(),
-            calibration=calibration,
+            gaps=gaps,
         )
 
     def counting(self, step: int = COUNT_STEP) -> Iterator[None]:
@@ -659,11 +660,13 @@ def without_earlier_thinking(messages: list[Content]) -> list[Content]:
     return [remove_thinking(m) if i < start else m for i, m in enumerate(messages)]
 
 
-def _basis(chain: list[Commit]) -> tuple[CallBasis | None, int]:
+def _basis(chain: list[Commit]) -> tuple[CallBasis | None, list[Gap]]:
     """The last call's actual usage; after a summary replaced history behind it, no basis (the gauge
-    estimates) but the calibration that call gives: its actual input minus the tokenizer's estimate
-    of it (a server's hidden prompt, its template's framing)."""
+    estimates) but the gaps the chain's last ``GAP_CALLS`` calls give to calibrate it: each one's actual
+    input minus the tokenizer's estimate of it (a server's hidden prompt, its template's framing, a
+    count that grows faster than ours)."""
     summarised = False
+    gaps: list[Gap] = []
     for commit in reversed(chain):
         if commit.kind == "summary":
             summarised = True
@@ -672,7 +675,11 @@ def _basis(chain: list[Commit]) -> tuple[CallBasis | None, int]:
             usage, basis = commit.usage, commit.metadata["basis"]
             if summarised:
                 pure = basis.get("pure_input")
-                return None, usage.input_tokens - pure if isinstance(pure, int) and usage.input_tokens else 0
+                if isinstance(pure, int) and usage.input_tokens:
+                    gaps.append((pure, usage.input_tokens - pure))
+                if len(gaps) >= GAP_CALLS:
+                    break
+                continue
             return CallBasis(
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
@@ -681,5 +688,5 @@ def _basis(chain: list[Commit]) -> tuple[CallBasis | None, int]:
                 estimated_input=int(basis["estimated_input"]),
                 policy=policy if (policy := basis.get("policy")) in get_args(StripPolicy) else None,
                 tools_tokens=tools if isinstance(tools := basis.get("tools_tokens"), int) else None,
-            ), 0
-    return None, 0
+            ), []
+    return None, gaps

@@ -12,8 +12,8 @@ for Anthropic's earlier turns sent natively, the text with its wrapper when
 sent as text). The last reply counts as it goes back, not as billed: billed
 thinking may be more than the summary (or nothing) that was shown. With no
 call to build on (the first call, or after compaction) the figure is a
-tokenizer estimate, corrected by the last call's actual input, and is flagged
-``estimated``.
+tokenizer estimate, corrected by the gap the chain's calls showed at that size
+(``carried_gap``), and is flagged ``estimated``.
 
 The provider's reported usage is the truth the estimate is anchored to, so
 the tokenizer only fills in what was added since. The last estimate's error
@@ -113,6 +113,29 @@ def describe_error(error: tuple[int, float] | None) -> str:
     return f"{tokens:+d} ({fraction * 100:+.1f}%)"
 
 
+Gap = tuple[int, int]
+"""One call of the chain: (the tokenizer's estimate of its input, the provider's count minus that)."""
+
+
+def carried_gap(gaps: Sequence[Gap], size: int) -> int:
+    """What the provider will count beyond the tokenizer for a request the tokenizer puts at ``size``,
+    read off the calls this chain made (latest first): interpolated between the two nearest in size, scaled down
+    below the smallest, the largest's gap above it. A gap may be fixed (a hidden prompt) or grow with
+    what is sent (a server counting otherwise), and after a compaction the request is far smaller
+    than the last call: the last call's gap alone would be a phantom the request never carries."""
+    points = sorted((s, g) for s, g in dict(reversed(gaps)).items() if s > 0)  # per size, the first given
+    if not points or size <= 0:
+        return 0
+    below = [p for p in points if p[0] <= size]
+    above = [p for p in points if p[0] > size]
+    if not below:
+        return round(above[0][1] * size / above[0][0])
+    if not above:
+        return below[-1][1]
+    (s0, g0), (s1, g1) = below[-1], above[0]
+    return round(g0 + (g1 - g0) * (size - s0) / (s1 - s0))
+
+
 ThinkingTokens = Callable[[Content, bool], int]
 """Tokens of a message's thinking as the provider's request carries it and its server reads it,
 given whether the message is in the turn in progress (``Provider.thinking_tokens``)."""
@@ -165,14 +188,14 @@ def measure_context(
     basis: CallBasis | None = None,
     counter: TokenCounter | None = None,
     thinking_tokens: ThinkingTokens | None = None,
-    calibration: int = 0,
+    gaps: Sequence[Gap] = (),
 ) -> ContextReading:
     """Read the gauge for ``messages`` (stored form, thinking present; a streaming
     partial reply may be last). Pass the same ``counter`` on every update: its
     caches make an update cost only the messages added since. ``thinking_tokens``
     is the provider's word on what each message's thinking costs as sent (default:
-    all of it, as stored); ``calibration`` is added to a pure estimate (the last
-    call's actual input minus our estimate of it: a hidden server prompt, framing).
+    all of it, as stored); ``gaps`` correct a pure estimate by what the chain's calls
+    were counted beyond it (a hidden server prompt, framing: ``carried_gap``).
     """
     counter = counter or TokenCounter(model or None)
     tokenizer = counter
@@ -198,8 +221,9 @@ def measure_context(
     if basis is None:
         thinking = sent.thinking(messages, cost, total)
         new_since = body + thinking
-        effective = max(0, system + tools_tokens + new_since + calibration)
-        offset = calibration
+        pure = system + tools_tokens + new_since
+        offset = carried_gap(gaps, pure)
+        effective = max(0, pure + offset)
         last_error = None
     else:
         covered = basis.message_count

@@ -102,15 +102,17 @@ async def compact_conversation(
         await summarizer.aclose()
 
 
-def over_limit(reading: ContextReading) -> StreamError | None:
-    """The hard check: effective + output reserve must fit the window, or nothing is sent."""
-    over = reading.effective + reading.reserve - reading.limit
+def over_limit(reading: ContextReading, *, carried: bool = True) -> StreamError | None:
+    """The hard check: effective + output reserve must fit the window, or nothing is sent
+    (``carried=False``: an estimate without the gap it carries from earlier calls)."""
+    effective = reading.effective if carried or reading.basis is not None else reading.effective - reading.offset
+    over = effective + reading.reserve - reading.limit
     if over <= 0:
         return None
     return StreamError(
         kind="context_length",
         message=(
-            f"not sent: this request needs {reading.effective:,} tokens + {reading.reserve:,} reserved for the answer, "
+            f"not sent: this request needs {effective:,} tokens + {reading.reserve:,} reserved for the answer, "
             f"{over:,} over the {reading.limit:,}-token context limit; shorten the message or /set max-tokens lower"
         ),
     )
@@ -142,8 +144,8 @@ class Preflight:
                 yield Notice(cleared.message)
                 reading = self.conv.gauge(head=self.parent_id)
                 if not reading.should_compact():  # enough without a summary
-                    self.reading = reading
-                    self.blocked = over_limit(reading)
+                    if (told := self._settle(reading)) is not None:
+                        yield told
                     return
             async for event in compact_conversation(self.conv, automatic=True, head=self.parent_id):
                 if isinstance(event, CompactionResult):
@@ -161,8 +163,24 @@ class Preflight:
                     async for note in self._leave_out(reading, self.result.message):
                         yield note
             reading = self.conv.gauge(head=self.parent_id)
+        if (told := self._settle(reading)) is not None:
+            yield told
+
+    def _settle(self, reading: ContextReading) -> Notice | None:
+        """Send or refuse on ``reading``. Refused only by the gap an estimate carries from earlier calls
+        (right after a compaction), a request the tokenizer fits is sent, with a notice: the provider's
+        own context-length error is handled (``trim_for_retry``), a refusal would repeat at every send."""
         self.reading = reading
         self.blocked = over_limit(reading)
+        if self.blocked is None or reading.basis is not None or reading.offset <= 0:
+            return None
+        if over_limit(reading, carried=False) is not None:
+            return None
+        self.blocked = None
+        return Notice(
+            f"sending: the estimate ({reading.effective:,} tokens) is over the limit only by the "
+            f"{reading.offset:,} tokens earlier calls were counted beyond the tokenizer, which may not apply now"
+        )
 
     def _clear_old_results(self) -> Cleared | None:
         conv = self.conv
