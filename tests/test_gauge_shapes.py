@@ -281,3 +281,22 @@ async def test_a_refusal_by_a_gap_carried_over_a_compaction_never_repeats(store,
     stats = await run(conv, server, turns=2, first=6)
     assert stats.blocked == 0 and stats.answered == 2 and server.refusals == [], (stats, server.refusals)
     assert any(n.startswith("sending: the estimate") for n in stats.notices), stats.notices
+
+
+async def test_the_compaction_notice_tells_the_message_being_sent_from_the_recent_turns_kept(store, loopback):
+    """Before a request the message being sent is kept and has no reply yet: it is "your message", not a
+    recent turn; ``/compact`` after a reply keeps answered turns only."""
+    from tractui.conversation.compaction.preflight import compact_conversation
+    from tractui.conversation.compaction.run import CompactionResult
+
+    server = loopback.default = ModelServer(limit=64000)
+    conv = conversation(store, loopback, settings_for(64000, **{"compaction.keepTurns": 2}), "openai")
+    await run(conv, server, turns=12)
+    conv.settings = settings_for(1000, **{"compaction.keepTurns": 1})
+    server.limit = 1000
+    stats = await run(conv, server, turns=1, first=12)
+    assert any(n.endswith("summary; your message kept verbatim (compacted 1×)") for n in stats.notices), stats.notices
+    conv.settings, server.limit = settings_for(64000, **{"compaction.keepTurns": 2}), 64000
+    await run(conv, server, turns=3, first=13)
+    results = [e async for e in compact_conversation(conv) if isinstance(e, CompactionResult)]
+    assert results[0].ok and results[0].message.endswith("summary; 2 recent turns kept verbatim"), results

@@ -312,7 +312,7 @@ async def compact(
         return
     yield CompactionResult(
         True,
-        f"compacted {count} turn{'s' if count != 1 else ''} ({before:,} tokens) into a {after:,}-token summary; {len(kept)} recent turn{'s' if len(kept) != 1 else ''} kept verbatim",
+        f"compacted {count} turn{'s' if count != 1 else ''} ({before:,} tokens) into a {after:,}-token summary; {_kept_words(kept)} kept verbatim",
         before_tokens=before,
         after_tokens=after,
         replaced_turns=count,
@@ -321,6 +321,14 @@ async def compact(
         automatic=automatic,
         usage=summarizer.spent,
     )
+
+
+def _kept_words(kept: Sequence[Turn]) -> str:
+    """``2 recent turns and your message``: the message about to be sent (no reply yet) is no recent turn."""
+    pending = bool(kept) and not any(c.kind == "assistant" for c in kept[-1].commits)
+    answered = len(kept) - pending
+    words = [f"{answered} recent turn{'s' if answered != 1 else ''}"] if answered or not pending else []
+    return " and ".join([*words, *(["your message"] if pending else [])])
 
 
 def _append_summary(
