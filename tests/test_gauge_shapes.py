@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 from gauge_run import conversation, readings, run, settings_for
-from model_server import ALTERNATE, ModelServer
+from model_server import ALTERNATE, ModelServer, words
 
-from tractui.core.events import StreamError
+from tractui.core.events import Notice, StreamError
 from tractui.store.history import HistoryStore
 
 
@@ -300,3 +300,36 @@ async def test_the_compaction_notice_tells_the_message_being_sent_from_the_recen
     await run(conv, server, turns=3, first=13)
     results = [e async for e in compact_conversation(conv) if isinstance(e, CompactionResult)]
     assert results[0].ok and results[0].message.endswith("summary; 2 recent turns kept verbatim"), results
+
+
+async def test_a_message_that_cannot_fit_alone_is_refused_before_any_compaction(store, loopback):
+    """A paste bigger than the window: compacting the history cannot make room (the message is always kept),
+    so nothing is summarised, at the first send or the next, and the advice is the one thing that helps."""
+    server = loopback.default = ModelServer(limit=2000)
+    conv = conversation(store, loopback, settings_for(2000), "openai")
+    await run(conv, server, turns=8)
+    paste = words(2500, 99)
+    for _ in range(2):
+        events = [e async for e in conv.send(paste)]
+        errors = [e.message for e in events if isinstance(e, StreamError)]
+        assert len(errors) == 1 and errors[0].startswith("not sent: your message alone needs"), errors
+        assert errors[0].endswith("so compacting the history cannot make room; shorten the message"), errors
+        assert not any(isinstance(e, Notice) for e in events)
+    assert server.summaries == [] and len(server.chat) == 8
+
+
+async def test_the_not_sent_advice_names_only_what_would_make_room(store, loopback):
+    """A short message over the limit because of the history (automatic compaction off): shortening it or a
+    lower max-tokens cannot cover the gap, /compact can."""
+    server = loopback.default = ModelServer(limit=64000)
+    conv = conversation(store, loopback, settings_for(64000), "openai")
+    await run(conv, server, turns=30)
+    conv.settings = settings_for(2000, **{"compaction.auto": False})
+    events = [e async for e in conv.send("and now?")]
+    errors = [e.message for e in events if isinstance(e, StreamError)]
+    assert len(errors) == 1 and errors[0].startswith("not sent: this request needs"), errors
+    assert errors[0].endswith("context limit; /compact"), errors
+    conv.settings = settings_for(4000, **{"compaction.auto": False, "max-tokens": 2000})
+    errors = [e.message async for e in conv.retry() if isinstance(e, StreamError)]
+    assert len(errors) == 1 and errors[0].endswith(" or lower or /compact"), errors
+    assert "; /set max-tokens " in errors[0] and "shorten" not in errors[0], errors

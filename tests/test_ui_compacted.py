@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from loopback import LoopbackServer, Reply, Request
-from model_server import ModelServer, words
+from model_server import ModelServer, first_tokens, words
 from ui_support import build_app, loop_config, screen_text, settle, type_line, wait_for
 
 from tractui.conversation.compaction import prompt
@@ -154,7 +154,10 @@ async def test_a_request_still_over_the_limit_after_compacting_shows_its_notes_a
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await _talk(pilot, 6, 300)
-        await type_line(pilot, "\n".join(words(40, 100 + i) for i in range(300)))  # a paste of ~17k tokens
+        # a paste that fits the window alone (so compacting is worth a try) but not beside the summary
+        reading = app.conversation.gauge()
+        room = reading.limit - reading.reserve - reading.breakdown.system - reading.breakdown.tools - 40
+        await type_line(pilot, first_tokens("\n".join(words(40, 100 + i) for i in range(300)), room))
         await settle(pilot)
         assert [c.kind for c in app.conversation.history()[-2:]] == ["user", "summary"]  # compacted, not sent
         assert len(server.chat) == 6 and not server.refusals

@@ -19,6 +19,7 @@ from tractui.conversation.compaction.run import (
     compact,
     compaction_count,
     leave_out,
+    live_turns,
     resolve_summarizer,
 )
 from tractui.core.content import Content
@@ -102,18 +103,46 @@ async def compact_conversation(
         await summarizer.aclose()
 
 
-def over_limit(reading: ContextReading, *, carried: bool = True) -> StreamError | None:
+MIN_ANSWER = 256
+"""The smallest output reserve worth suggesting (``/set max-tokens``) to make a request fit."""
+
+
+def over_limit(reading: ContextReading, *, carried: bool = True, message: int | None = None) -> StreamError | None:
     """The hard check: effective + output reserve must fit the window, or nothing is sent
-    (``carried=False``: an estimate without the gap it carries from earlier calls)."""
+    (``carried=False``: an estimate without the gap it carries from earlier calls). ``message``, the
+    tokens of the turn being sent, lets the advice name only what would make room."""
     effective = reading.effective if carried or reading.basis is not None else reading.effective - reading.offset
     over = effective + reading.reserve - reading.limit
     if over <= 0:
         return None
+    ways = [f"/set max-tokens {reading.reserve - over} or lower"] if reading.reserve - over >= MIN_ANSWER else []
+    if message is None or message > over:
+        ways.insert(0, "shorten the message")
+    else:
+        ways.append("/compact")
     return StreamError(
         kind="context_length",
         message=(
             f"not sent: this request needs {effective:,} tokens + {reading.reserve:,} reserved for the answer, "
-            f"{over:,} over the {reading.limit:,}-token context limit; shorten the message or /set max-tokens lower"
+            f"{over:,} over the {reading.limit:,}-token context limit; {' or '.join(ways)}"
+        ),
+    )
+
+
+def alone_over_limit(reading: ContextReading, message: int) -> StreamError | None:
+    """The turn being sent cannot fit however the history is compacted (it is always kept): refused before
+    compacting, which would gain nothing and run again at every send."""
+    need = reading.breakdown.system + reading.breakdown.tools + message
+    over = need + reading.reserve - reading.limit
+    if over <= 0:
+        return None
+    fewer = f" or /set max-tokens {reading.reserve - over} or lower" if reading.reserve - over >= MIN_ANSWER else ""
+    return StreamError(
+        kind="context_length",
+        message=(
+            f"not sent: your message alone needs {need:,} tokens (with the system prompt and tools) + "
+            f"{reading.reserve:,} reserved for the answer, {over:,} over the {reading.limit:,}-token context limit, "
+            f"so compacting the history cannot make room; shorten the message{fewer}"
         ),
     )
 
@@ -135,6 +164,9 @@ class Preflight:
     async def run(self) -> AsyncIterator[StreamEvent]:
         reading = self.conv.gauge(head=self.parent_id)
         if reading.should_compact() and self.conv.settings.view.compaction_auto:
+            if (alone := alone_over_limit(reading, self._message_tokens())) is not None:
+                self.reading, self.blocked = reading, alone
+                return
             yield Notice(
                 f"context {reading.effective:,} tokens is over the compaction threshold ({reading.threshold:,}): compacting first"
             )
@@ -172,6 +204,8 @@ class Preflight:
         own context-length error is handled (``trim_for_retry``), a refusal would repeat at every send."""
         self.reading = reading
         self.blocked = over_limit(reading)
+        if self.blocked is not None:  # counted only now: the advice names what would make room
+            self.blocked = over_limit(reading, message=self._message_tokens())
         if self.blocked is None or reading.basis is not None or reading.offset <= 0:
             return None
         if over_limit(reading, carried=False) is not None:
@@ -181,6 +215,12 @@ class Preflight:
             f"sending: the estimate ({reading.effective:,} tokens) is over the limit only by the "
             f"{reading.offset:,} tokens earlier calls were counted beyond the tokenizer, which may not apply now"
         )
+
+    def _message_tokens(self) -> int:
+        """The turn being sent, as the tokenizer counts it: what any compaction keeps."""
+        conv = self.conv
+        turns = live_turns(conv.store.chain(conv.session_id or "", head=self.parent_id), conv.settings, conv.counter)
+        return turns[-1].tokens if turns else 0
 
     def _clear_old_results(self) -> Cleared | None:
         conv = self.conv
