@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
-from tractui.core.gauge import CallBasis, describe_error, measure_context, output_reserve
+from tractui.core.gauge import CallBasis, carried_gap, describe_error, measure_context, output_reserve
 from tractui.core.settings import Settings
 from tractui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
 from tractui.providers import ProviderConfig
@@ -279,3 +279,13 @@ def test_an_update_only_tokenizes_what_is_new():
     measure_context(history, settings, basis=basis, counter=counter)
     measure_context(history, settings, counter=counter)
     assert calls == ["new question"]
+
+
+def test_the_gap_carried_after_a_compaction_is_read_at_the_size_now_sent():
+    fixed = [(4000, 300), (2000, 300), (100, 300)]  # a hidden prompt: the same at every size
+    assert carried_gap(fixed, 600) == 300 and carried_gap(fixed, 9000) == 300
+    proportional = [(4000, 1200), (2000, 600), (100, 30)]  # a server counting 30% more, latest first
+    assert carried_gap(proportional, 600) == 180  # not the last call's 1,200
+    assert carried_gap(proportional, 50) == 15  # below the smallest call: in proportion
+    assert carried_gap([(500, 80), (500, 40)], 500) == 80  # one size, two gaps: the latest
+    assert carried_gap([], 600) == 0
