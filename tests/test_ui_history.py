@@ -6,11 +6,12 @@ import asyncio
 import re
 from itertools import pairwise
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 from textual.widgets import Static
-from ui_support import build_app, screen_text, settle, wait_for
+from ui_support import build_app, screen_text, settle, type_line, wait_for
 
 from tractui.core.content import Content, TextBlock, ThinkingBlock, ToolCallBlock, ToolResultBlock
 from tractui.store.compile import clearing_metadata, summary_metadata
@@ -300,9 +301,9 @@ async def test_ctrl_home_while_a_batch_is_drawn_is_not_lost(tmp_path, monkeypatc
     gate = asyncio.Event()
     insert_above = ChatLog.insert_above
 
-    async def held(self, widgets, before):
+    async def held(self, widgets, before, **kw):
         await gate.wait()
-        await insert_above(self, widgets, before)
+        await insert_above(self, widgets, before, **kw)
 
     monkeypatch.setattr(ChatLog, "insert_above", held)
     app = _resumed(tmp_path)
@@ -494,3 +495,62 @@ def test_a_clearing_of_old_tool_results_is_one_line_where_it_happened(tmp_path):
     assert not any(e.dim for e in shown)  # nothing is replaced: the results are only not sent
     line = widget_for(shown[-1], len, lambda: 0.0)
     assert str(line.render()) == "✂ cleared 1 old tool result (900 tokens)"
+
+
+@pytest.mark.parametrize("then", ["/set ui.markdown fast", "/new", "/clear"])
+async def test_a_redraw_while_the_view_is_redrawn_comes_after_it(tmp_path, monkeypatch, then):
+    """``/set ui.markdown public`` redraws the whole view; a second redraw (or /new, /clear)
+    while it is under way used to tear the view down under it (a crash); the view is the second's."""
+    from tractui.ui.paging import HistoryPager
+
+    gate, show = asyncio.Event(), HistoryPager.show
+    held: list[bool] = []
+
+    async def slow(self, *args, **kwargs):  # the first redraw is slow to read the session: a long one
+        if not held:
+            held.append(True)
+            await gate.wait()
+        await show(self, *args, **kwargs)
+
+    app = _resumed(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _drawn(pilot)
+        monkeypatch.setattr(HistoryPager, "show", slow)
+        await type_line(pilot, "/set ui.markdown public")
+        await wait_for(pilot, lambda: bool(held))
+        box = app.query_one("#input")
+        box.insert(then)
+        enter = asyncio.ensure_future(pilot.press("enter"))
+        await wait_for(pilot, lambda: not box.text)  # taken: the command runs
+        gate.set()
+        await enter
+        await _drawn(pilot)
+        assert len(app.query(EarlierMessages)) == (0 if then == "/clear" else 1)  # /clear takes it off too
+        if then in ("/new", "/clear"):
+            assert not app.query(UserMessage) and not app.query(AssistantMessage)
+            assert not any(marker.display for marker in app.query(EarlierMessages))
+            return
+        assert not any(reply.public_markdown for reply in app.query(AssistantMessage))
+        questions = _questions(app)
+        assert questions == [f"question {i}" for i in range(EXCHANGES - len(questions), EXCHANGES)]
+        _drawn_is_the_session(app)
+        fresh = _resumed(tmp_path / "fresh")
+        async with fresh.run_test(size=SIZE) as again:
+            await _drawn(again)
+            assert _questions(fresh) == questions  # what a fresh resume draws
+            assert screen_text(fresh) == screen_text(app)
+
+
+async def test_redraws_back_to_back_leave_one_view(tmp_path):
+    app = _resumed(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await _drawn(pilot)
+        chat = app.query_one(ChatLog)
+        chat.scroll_to(y=chat.max_scroll_y // 2, animate=False, immediate=True)  # a batch drawn above the view
+        app.chat._draw_earlier(down=False)
+        for _ in range(3):
+            app.chat.run_worker(app.chat.show_history(), group="redraw")
+        await _drawn(pilot)
+        assert len(app.query(EarlierMessages)) == 1
+        _drawn_is_the_session(app)
+        assert _questions(app)[-1] == f"question {EXCHANGES - 1}" and chat.following

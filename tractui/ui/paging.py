@@ -12,7 +12,8 @@ from above it (mounted before the marker, below what the user reads).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from tractui.ui.widgets.earlier import EarlierMessages
@@ -31,11 +32,35 @@ class HistoryPager:
         self._clock = clock
         self.earlier: list[Entry] = []  # not drawn yet, oldest first
         self.drawing = False
-        self._lock = asyncio.Lock()  # one drawing at a time: Ctrl+Home waits for the batch under way
+        # one drawing or replacing at a time: Ctrl+Home waits for the batch under way
+        self._lock = asyncio.Lock()
+        self._view = 0  # counts the views replaced: a batch begun on one stops when it is
+        self._replacing = 0  # replacements waiting or under way: batches yield to them
+        self._stop: asyncio.Future[None] | None = None  # done when the view the batch draws into is replaced
         # the chain and the first commit drawn, while the entries above it are not read yet
         self._unread: tuple[Callable[[int | None], list[Commit]], str] | None = None
         # what /clear took off the screen: a redraw of the session (after a compaction) leaves it off
         self.cleared: frozenset[str] = frozenset()
+
+    @asynccontextmanager
+    async def replacing(self) -> AsyncIterator[None]:
+        """Change the view's messages (redraw them, remove some): the batch being drawn stops at
+        its next message (a wait for its layout ends at once: the screen that lays it out may be
+        the one waiting here), and the change waits for it and for a change under way."""
+        self._view += 1
+        self._replacing += 1
+        if self._stop is not None and not self._stop.done():
+            self._stop.set_result(None)
+        try:
+            async with self._lock:
+                yield
+        finally:
+            self._replacing -= 1
+
+    @property
+    def busy(self) -> bool:
+        """A batch is drawn or the view is being replaced: the view may hold no marker yet."""
+        return self.drawing or self._replacing > 0
 
     def forget(self, cleared: Iterable[str] = ()) -> None:
         """The view was cleared (of the commits ``cleared``, the chain so far): nothing is left
@@ -68,7 +93,7 @@ class HistoryPager:
         """The user scrolled (``up`` or down) to within a screen of the messages not drawn:
         ``None`` if not (or a batch is being drawn), else whether to draw them downwards
         (from above them: the first ones first) rather than upwards (the last ones first)."""
-        if not self._more or self.drawing or chat.following:
+        if not self._more or self.busy or chat.following:
             return None
         top, height = chat.scroll_y, chat.size.height
         if self.at_top(chat):
@@ -122,10 +147,12 @@ class HistoryPager:
         """Draw a batch of the messages not drawn yet, one message at a time so that keys
         and scrolling are handled in between: the last of them first, above the ones drawn
         below the marker, or (``down``) the first of them first, below the ones drawn above it.
-        Nothing while a batch is being drawn: the next scroll asks again."""
-        if self.drawing:
+        Nothing while a batch is being drawn or the view replaced: the next scroll asks again."""
+        if self.busy:
             return
         async with self._lock:
+            if self._replacing:  # asked for the view being replaced
+                return
             self.drawing = True
             try:
                 self._read_earlier(chat)
@@ -136,28 +163,38 @@ class HistoryPager:
     async def show_oldest(self, chat: ChatLog, *, batch: int, folded: bool, public: bool) -> None:
         """Ctrl+Home: scroll to the top and draw the session's first messages there, a batch of
         them, unless they are drawn already; the rest stay not drawn, between them and the
-        newer ones, until the user scrolls to them. Waits for a batch being drawn."""
-        async with self._lock:
-            self.drawing = True  # the scroll to the top starts no batch of its own
-            try:
-                self._read_earlier(chat)
-                # at the top: each message mounted above the marker pushes it down, the first stays in view
-                chat.scroll_home(animate=False, immediate=True)
-                if self.at_top(chat):
-                    await self._draw(chat, batch=batch, folded=folded, public=public, down=True)
-            finally:
-                self.drawing = False
+        newer ones, until the user scrolls to them. Waits for a batch being drawn, and for the
+        view being replaced: it goes in the new one."""
+        while True:
+            async with self._lock:
+                if not self._replacing:
+                    await self._show_oldest(chat, batch=batch, folded=folded, public=public)
+                    return
+            await asyncio.sleep(0)  # the replacement takes the lock
+
+    async def _show_oldest(self, chat: ChatLog, *, batch: int, folded: bool, public: bool) -> None:
+        self.drawing = True  # the scroll to the top starts no batch of its own
+        try:
+            self._read_earlier(chat)
+            # at the top: each message mounted above the marker pushes it down, the first stays in view
+            chat.scroll_home(animate=False, immediate=True)
+            if self.at_top(chat):
+                await self._draw(chat, batch=batch, folded=folded, public=public, down=True)
+        finally:
+            self.drawing = False
 
     async def _draw(self, chat: ChatLog, *, batch: int, folded: bool, public: bool, down: bool) -> None:
         from tractui.ui import history
 
-        pending = self.earlier  # a new view (another session, /clear) puts another list in its place
+        pending = self.earlier
         if not pending:
             return
+        view = self._view
+        stop = self._stop = asyncio.get_running_loop().create_future()
         marker = chat.query_one(EarlierMessages)
         drawn, entry = 0, None
-        # a batch never ends between a question and the reply to it
-        while pending and pending is self.earlier and (drawn < batch or _paired(entry, pending, down)):
+        # a batch never ends between a question and the reply to it; nor goes on into a view replaced
+        while pending and view == self._view and (drawn < batch or _paired(entry, pending, down)):
             entry = pending.pop(0) if down else pending.pop()
             drawn += entry.size
             widget = history.widget_for(entry, self._count, self._clock, folded=folded, public=public)
@@ -165,8 +202,9 @@ class HistoryPager:
                 await chat.mount_all([widget], before=marker)
             else:  # show() drew at least one message after the marker: the view keeps to it
                 oldest = chat.children[chat.children.index(marker) + 1]
-                await chat.insert_above([widget], before=oldest)
-            self._tell(chat, marker)
+                await chat.insert_above([widget], before=oldest, stop=stop)
+            if marker.is_attached:  # not in a view replaced meanwhile
+                self._tell(chat, marker)
 
 
 def _paired(drawn: Entry | None, pending: list[Entry], down: bool) -> bool:

@@ -409,22 +409,25 @@ class ChatScreen(Screen[None]):
         The newest message is drawn first and painted on its own; the messages above it,
         to a few screens, come after (on start-up, once the tokenizer is loaded)."""
         chat = self.query_one(ChatLog)
-        if fresh:
-            self.pager.show_all()
-        with self.app.batch_update():  # no frame of an empty log between the old view and the new
-            if not initial:
-                await chat.remove_children()
-            await chat.query(".loading").remove()
-            await self.pager.show(
-                chat,
-                chain or self.conversation.history,
-                batch=0,
-                folded=self.thinking_folded,
-                public=self._public_markdown,
-            )
-            if self.pager.cleared:  # at the top, above what is drawn later further up
-                await chat.mount(Static(SCREEN_CLEARED, markup=False, classes="note"), before=chat.children[0])
-            chat.jump_to_end()
+        # one redraw at a time, the batch under way stopped: a second one (a setting set twice, /new
+        # after it) comes after the first, and the view is the second's
+        async with self.pager.replacing():
+            if fresh:
+                self.pager.show_all()
+            with self.app.batch_update():  # no frame of an empty log between the old view and the new
+                if not initial:
+                    await chat.remove_children()
+                await chat.query(".loading").remove()
+                await self.pager.show(
+                    chat,
+                    chain or self.conversation.history,
+                    batch=0,
+                    folded=self.thinking_folded,
+                    public=self._public_markdown,
+                )
+                if self.pager.cleared:  # at the top, above what is drawn later further up
+                    await chat.mount(Static(SCREEN_CLEARED, markup=False, classes="note"), before=chat.children[0])
+                chat.jump_to_end()
         self._history_shown.set()
         if not initial:
             self.refresh_totals()  # one query: the session's own totals with its newest message, not after the batch
@@ -913,14 +916,15 @@ class ChatScreen(Screen[None]):
         """Remove the newest exchange from view (it stays in the history as another branch);
         tractui's own notes since (a profile switch before a /retry) stay."""
         chat = self.query_one(ChatLog)
-        children = list(chat.children)
-        users = [i for i, w in enumerate(children) if isinstance(w, UserMessage)]
-        if not users:
-            return
-        start = users[-1] + (1 if keep_user else 0)
-        for widget in children[start:]:
-            if not widget.has_class("note"):
-                await widget.remove()
+        async with self.pager.replacing():  # not while the view is redrawn, nor the batch drawn above
+            children = list(chat.children)
+            users = [i for i, w in enumerate(children) if isinstance(w, UserMessage)]
+            if not users:
+                return
+            start = users[-1] + (1 if keep_user else 0)
+            for widget in children[start:]:
+                if not widget.has_class("note"):
+                    await widget.remove()
         self._view_replaced()
 
     def last_answer(self) -> str:
@@ -932,8 +936,9 @@ class ChatScreen(Screen[None]):
     async def clear_view(self) -> None:
         """Take the session so far off the screen (not out of the history, nor of what is sent):
         a redraw of the session after a compaction leaves it off too."""
-        self.pager.forget(commit.id for commit in self.conversation.history())
-        await self.query_one(ChatLog).remove_children()
+        async with self.pager.replacing():
+            self.pager.forget(commit.id for commit in self.conversation.history())
+            await self.query_one(ChatLog).remove_children()
         self.action_follow()  # nothing is left to read further up: no bar, the next note in view
         await self.note(SCREEN_CLEARED)
         self._view_replaced()

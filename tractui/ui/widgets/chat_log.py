@@ -104,8 +104,11 @@ class ChatLog(Blank, LaidOut, VerticalScroll):
             self.scroll_to(y=_y_in(self, widget) - row, animate=False, immediate=True)
             return
 
-    async def insert_above(self, widgets: Sequence[Widget], before: Widget) -> None:
-        """Mount ``widgets`` before ``before`` without moving what is on screen.
+    async def insert_above(
+        self, widgets: Sequence[Widget], before: Widget, *, stop: asyncio.Future[None] | None = None
+    ) -> None:
+        """Mount ``widgets`` before ``before`` without moving what is on screen; ``stop`` done
+        ends the wait for their layout (the view is being replaced).
 
         Scrolling back after the layout would paint one frame at the wrong
         place; instead the scroll offset is set in the same layout pass that
@@ -119,7 +122,7 @@ class ChatLog(Blank, LaidOut, VerticalScroll):
             await self.mount_all(widgets, before=before)
             laid_out: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self.call_after_refresh(settle, laid_out)
-            await laid_out
+            await asyncio.wait([laid_out] if stop is None else [laid_out, stop], return_when=asyncio.FIRST_COMPLETED)
         finally:
             self._keep = None
 
