@@ -83,6 +83,32 @@ async def test_the_palette_offers_one_theme_command(tmp_path):
         assert entries == ["/theme"]  # Textual's picker would not remember the choice
 
 
+async def test_the_palettes_own_commands_are_the_ones_that_work_here(tmp_path):
+    """Textual's Maximize blew the prompt up over the conversation, Screenshot said nothing of where its
+    file went, and Keys opened a panel of the prompt's editing keys that Esc did not close (until
+    2026-11-28): the first two are gone, Keys opens tractui's help."""
+    from tractui.ui.screens.help import HelpScreen
+
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert "Quit" in titles and "Keys" in titles
+        assert not {"Theme", "Maximize", "Minimize", "Screenshot"} & set(titles)
+        keys = next(c for c in app.get_system_commands(app.screen) if c.title == "Keys")
+        await keys.callback()
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+
+
+async def test_ctrl_o_with_no_tool_call_says_so(tmp_path):
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+o")  # it did nothing a user could see (until 2026-11-28)
+        await wait_for(pilot, lambda: notes(app)[-1:] == ["no tool call on screen to open (Ctrl+O opens the newest)"])
+
+
 async def test_hiding_thinking_applies_to_past_and_future_replies(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:

@@ -91,8 +91,15 @@ class TractApp(App[int]):
         return self.chat
 
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """Textual's own commands, less its theme picker: ``/theme`` switches and remembers."""
-        return (c for c in super().get_system_commands(screen) if c.title != "Theme")
+        """Textual's own commands, less those that misbehave here: its theme picker (``/theme``
+        switches and remembers), Maximize (it blew the prompt up over the conversation), a
+        Screenshot that said nothing of where it went, and a Keys panel of the prompt's editing
+        keys that Esc did not close; tractui's own help takes its place."""
+        for command in super().get_system_commands(screen):
+            if command.title == "Keys":
+                yield SystemCommand("Keys", "tractui's keys and commands (F1)", self.action_help)
+            elif command.title not in _DROPPED:
+                yield command
 
     def on_mount(self) -> None:
         """The theme; and SIGTERM (``kill``, a shutdown) and SIGHUP (the terminal closed) end the
@@ -166,6 +173,9 @@ class TractApp(App[int]):
 
     async def action_help(self) -> None:
         await self.chat.run_command("/help")
+
+
+_DROPPED = frozenset({"Theme", "Maximize", "Minimize", "Screenshot"})  # Textual's, misbehaving here
 
 
 def _count_tokens(text: str) -> int:

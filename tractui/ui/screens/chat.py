@@ -769,12 +769,14 @@ class ChatScreen(Screen[None]):
                 if view.folded != fold:
                     view.toggle_fold()
 
-    def action_open_tool_call(self) -> None:
+    async def action_open_tool_call(self) -> None:
         """Open (or close) the newest tool call's arguments and result."""
         views = self.query(ToolCallView)
-        if views:
-            with self.query_one(ChatLog).reading_kept():
-                views.last().toggle()
+        if not views:  # the key does something a user can see, as "nothing to retry" does
+            await self.note("no tool call on screen to open (Ctrl+O opens the newest)")
+            return
+        with self.query_one(ChatLog).reading_kept():
+            views.last().toggle()
 
     def action_follow(self) -> None:
         self.query_one(ChatLog).jump_to_end()
