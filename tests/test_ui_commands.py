@@ -192,6 +192,24 @@ async def test_context_overlay_on_a_small_terminal_says_how_to_close_and_scrolls
         assert not isinstance(app.screen, ContextScreen)
 
 
+@pytest.mark.parametrize("overlay", ["/context", "/help"])
+async def test_characters_typed_over_an_overlay_close_it_and_go_into_the_prompt(tmp_path, overlay):
+    """They went nowhere (until 2026-11-28); its own keys (q, Esc) still only close it."""
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "hello")
+        await run(pilot, overlay)
+        assert isinstance(app.screen, (ContextScreen, HelpScreen))
+        await pilot.press("q")
+        await settle(pilot)
+        assert not isinstance(app.screen, (ContextScreen, HelpScreen)) and app.query_one("#input").text == ""
+        await run(pilot, overlay)
+        await pilot.press(*"why?")
+        await settle(pilot)
+        assert not isinstance(app.screen, (ContextScreen, HelpScreen))
+        assert app.query_one("#input").text == "why?"
+
+
 async def test_new_sessions_and_resume(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:

@@ -150,7 +150,7 @@ class CommandHost:
         from tractui.ui.screens.help import HelpScreen
 
         rows = [(f"/{c.name} {c.args_hint}".rstrip(), c.help) for c in commands.COMMANDS]
-        await self.chat.app.push_screen(HelpScreen(rows))
+        await self.chat.app.push_screen(HelpScreen(rows, keep=self.chat.prompt_takes))
 
     async def _do_context(self, _: str) -> None:
         await self.chat.show_context()

@@ -342,7 +342,7 @@ class ChatScreen(Screen[None]):
 
         chosen: asyncio.Future[Decision | None] = asyncio.get_running_loop().create_future()
         box = self.query_one(InputBox)
-        screen = ConsentScreen(request, clock=self.clock, typed_at=box.keyed_at, keep=self._prompt_takes)
+        screen = ConsentScreen(request, clock=self.clock, typed_at=box.keyed_at, keep=self.prompt_takes)
         await self.app.push_screen(screen, callback=lambda decision: _resolve(chosen, decision))
         try:
             decision = await chosen
@@ -824,8 +824,9 @@ class ChatScreen(Screen[None]):
         box.set_text(text)
         box.focus()
 
-    def _prompt_takes(self, key: events.Key) -> None:
-        """A key of the burst the consent question opened in: the prompt handles it, in order."""
+    def prompt_takes(self, key: events.Key) -> None:
+        """A key typed into an overlay (the burst the consent question opened in, a character
+        typed over ``/context``): the prompt handles it, in order."""
         self.query_one(InputBox).post_message(events.Key(key.key, key.character))
 
     @on(TextArea.Changed, "#input")
@@ -854,7 +855,7 @@ class ChatScreen(Screen[None]):
         from tractui.ui.screens.context import ContextScreen
 
         reading = self.conversation.gauge()
-        await self.app.push_screen(ContextScreen(reading, _compactions(self.conversation)))
+        await self.app.push_screen(ContextScreen(reading, _compactions(self.conversation), keep=self.prompt_takes))
 
     async def compact(self, instructions: str | None) -> None:
         # loaded with the first /compact, not at start-up

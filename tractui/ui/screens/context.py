@@ -6,17 +6,19 @@ same reading the footer shows and compaction decides on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tractui.ui import format as fmt
+from tractui.ui.screens.overlay import ReadingOverlay
 from tractui.ui.widgets.footer import gauge_label, level
 
 CHART_WIDTH = 40
@@ -91,11 +93,11 @@ def context_report(reading: Any, colours: dict[str, str], compactions: int = 0) 
     return title, table, notes
 
 
-class ContextScreen(ModalScreen[None]):
+class ContextScreen(ReadingOverlay):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,enter", "dismiss", "Close")]
 
-    def __init__(self, reading: Any, compactions: int = 0) -> None:
-        super().__init__(classes="overlay")
+    def __init__(self, reading: Any, compactions: int = 0, keep: Callable[[events.Key], None] | None = None) -> None:
+        super().__init__(keep)
         self.reading = reading
         self.compactions = compactions
 

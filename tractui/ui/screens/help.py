@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.table import Table
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from tractui.ui.screens.overlay import ReadingOverlay
 
 KEYS = (
     ("Enter", "send"),
@@ -28,11 +31,11 @@ KEYS = (
 )
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(ReadingOverlay):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,f1", "dismiss", "Close")]
 
-    def __init__(self, commands: list[tuple[str, str]]) -> None:
-        super().__init__(classes="overlay")
+    def __init__(self, commands: list[tuple[str, str]], keep: Callable[[events.Key], None] | None = None) -> None:
+        super().__init__(keep)
         self.commands = commands
 
     def compose(self) -> ComposeResult:
