@@ -242,11 +242,10 @@ class Toolbox:
     async def call(self, request: ToolRequest, *, counter: TokenCounter, max_tokens: int) -> ToolOutcome:
         """Run the call; any failure comes back as an error result. Cancelling the caller cancels the call."""
         started = time.monotonic()
-        if (why := self.unavailable(request.server, request.tool)) is not None:  # changed while the user was asked
-            return ToolOutcome("not_run", why, 0.0)
+        if (refused := self.refusal(request)) is not None:  # its server or tool changed while the user was asked
+            return refused
         arguments = parsed_arguments(request.arguments)
-        if isinstance(arguments, str):
-            return ToolOutcome("error", arguments, 0.0)
+        assert not isinstance(arguments, str)  # refusal() said why
         connection = self.connections[request.server]
         try:
             result = await connection.call(request.tool, arguments)

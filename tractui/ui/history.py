@@ -21,7 +21,7 @@ from tractui.core.events import OUTPUT_LIMIT, StreamError, cut_at_output_limit
 from tractui.ui.sanitize import sanitize
 from tractui.ui.streaming.renderer import error_line
 from tractui.ui.widgets.answer import AnswerView
-from tractui.ui.widgets.message import INTERRUPTED, AssistantMessage, StatusLine, UserMessage, interrupted_line
+from tractui.ui.widgets.message import AssistantMessage, StatusLine, UserMessage, interrupted_line
 from tractui.ui.widgets.summary import SummaryMarker
 from tractui.ui.widgets.thinking import RedactedMarker, ThinkingView
 from tractui.ui.widgets.tool_call import ToolCallView, as_status, tool_label
@@ -155,9 +155,8 @@ def widget_for(
             continue
         parts.extend(_parts(commit, count_tokens, clock, folded, public))
         if commit.kind == "assistant":
-            statuses.extend(_statuses(commit))
+            statuses.extend(_statuses(commit, parts))
     _unanswered(parts)
-    statuses = [StatusLine(interrupted_line(parts), "interrupted") if s.kind == "interrupted" else s for s in statuses]
     reply = AssistantMessage(count_tokens, clock, parts=parts, statuses=statuses, public_markdown=public)
     return reply.set_class(entry.dim, "-compacted")
 
@@ -218,9 +217,10 @@ def _unanswered(parts: list[Widget]) -> None:
             view.status, view.result = "interrupted", UNANSWERED
 
 
-def _statuses(commit: Commit) -> list[StatusLine]:
+def _statuses(commit: Commit, parts: list[Widget]) -> list[StatusLine]:
+    """The lines under ``commit``, a reply whose ``parts`` so far are drawn."""
     if commit.status == "interrupted":
-        return [StatusLine(INTERRUPTED, "interrupted")]
+        return [StatusLine(interrupted_line(parts), "interrupted")]
     if commit.status == "error":
         stored = commit.metadata.get("error") or {}
         status = stored.get("status")

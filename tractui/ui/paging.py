@@ -34,7 +34,6 @@ class HistoryPager:
         self.drawing = False
         # one drawing or replacing at a time: Ctrl+Home waits for the batch under way
         self._lock = asyncio.Lock()
-        self._view = 0  # counts the views replaced: a batch begun on one stops when it is
         self._replacing = 0  # replacements waiting or under way: batches yield to them
         self._stop: asyncio.Future[None] | None = None  # done when the view the batch draws into is replaced
         # the chain and the first commit drawn, while the entries above it are not read yet
@@ -47,7 +46,6 @@ class HistoryPager:
         """Change the view's messages (redraw them, remove some): the batch being drawn stops at
         its next message (a wait for its layout ends at once: the screen that lays it out may be
         the one waiting here), and the change waits for it and for a change under way."""
-        self._view += 1
         self._replacing += 1
         if self._stop is not None and not self._stop.done():
             self._stop.set_result(None)
@@ -189,12 +187,11 @@ class HistoryPager:
         pending = self.earlier
         if not pending:
             return
-        view = self._view
-        stop = self._stop = asyncio.get_running_loop().create_future()
+        stop = self._stop = asyncio.get_running_loop().create_future()  # done when the view is replaced
         marker = chat.query_one(EarlierMessages)
         drawn, entry = 0, None
         # a batch never ends between a question and the reply to it; nor goes on into a view replaced
-        while pending and view == self._view and (drawn < batch or _paired(entry, pending, down)):
+        while pending and not stop.done() and (drawn < batch or _paired(entry, pending, down)):
             entry = pending.pop(0) if down else pending.pop()
             drawn += entry.size
             widget = history.widget_for(entry, self._count, self._clock, folded=folded, public=public)

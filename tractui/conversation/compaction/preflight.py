@@ -115,7 +115,7 @@ def over_limit(reading: ContextReading, *, carried: bool = True, message: int | 
     over = effective + reading.reserve - reading.limit
     if over <= 0:
         return None
-    ways = [f"/set max-tokens {reading.reserve - over} or lower"] if reading.reserve - over >= MIN_ANSWER else []
+    ways = [fewer] if (fewer := _fewer_tokens(reading, over)) else []
     if message is None or message > over:
         ways.insert(0, "shorten the message")
     else:
@@ -129,6 +129,11 @@ def over_limit(reading: ContextReading, *, carried: bool = True, message: int | 
     )
 
 
+def _fewer_tokens(reading: ContextReading, over: int) -> str | None:
+    """A smaller output reserve that makes room for ``over`` tokens, while still worth asking for."""
+    return f"/set max-tokens {reading.reserve - over} or lower" if reading.reserve - over >= MIN_ANSWER else None
+
+
 def alone_over_limit(reading: ContextReading, message: int) -> StreamError | None:
     """The turn being sent cannot fit however the history is compacted (it is always kept): refused before
     compacting, which would gain nothing and run again at every send."""
@@ -136,7 +141,7 @@ def alone_over_limit(reading: ContextReading, message: int) -> StreamError | Non
     over = need + reading.reserve - reading.limit
     if over <= 0:
         return None
-    fewer = f" or /set max-tokens {reading.reserve - over} or lower" if reading.reserve - over >= MIN_ANSWER else ""
+    fewer = f" or {way}" if (way := _fewer_tokens(reading, over)) else ""
     return StreamError(
         kind="context_length",
         message=(

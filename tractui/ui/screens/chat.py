@@ -386,6 +386,12 @@ class ChatScreen(Screen[None]):
             await self._streaming_note.remove()
         self._streaming_note = await self.note(text, error=True)
 
+    async def _drop_streaming_note(self) -> None:
+        """The reply (or /compact) the "still streaming" line spoke of has ended."""
+        if self._streaming_note is not None:
+            await self._streaming_note.remove()
+            self._streaming_note = None
+
     async def note(self, text: str, *, error: bool = False) -> Static:
         """A line from tractui itself (command output, notices), not from the model."""
         widget = Static(sanitize(text), markup=False, classes="note -error" if error else "note")
@@ -647,9 +653,7 @@ class ChatScreen(Screen[None]):
         async def ended() -> None:
             if not self.is_attached:  # the app is closing: its widgets are going or gone
                 return
-            if self._streaming_note is not None:
-                await self._streaming_note.remove()
-                self._streaming_note = None
+            await self._drop_streaming_note()
             if _compactions(self.conversation) != compacted:
                 await self._show_compacted(renderer.message)
             self.refresh_gauge()
@@ -890,9 +894,8 @@ class ChatScreen(Screen[None]):
                 line.set_class(True, "-error")
         finally:
             self._compacting = None
-            if self._streaming_note is not None and self.is_attached:  # said while it ran: no longer so
-                await self._streaming_note.remove()
-                self._streaming_note = None
+            if self.is_attached:  # said while it ran: no longer so
+                await self._drop_streaming_note()
             self.refresh_gauge()
             self.refresh_totals()
 
