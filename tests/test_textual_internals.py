@@ -106,6 +106,21 @@ async def test_watch_painted_sees_each_update_and_painted_rows_reads_it():
         assert any("changed" in row for row in rows), MOVED + "App._display or ChopsUpdate.chops/spans"
 
 
+async def test_watch_painted_does_not_report_an_update_dropped_in_a_batch():
+    """``App._display`` drops an update made while a batch update is open (the batch's end
+    redraws): it was never written, and ``watch_painted`` says so (None)."""
+    app = _Lines()
+    seen: list[object] = []
+    async with app.run_test(size=(30, 10)) as pilot:
+        await pilot.pause()
+        internals.watch_painted(app, lambda screen, update: seen.append(update))
+        update = "a frame"
+        with app.batch_update():
+            app._display(app.screen, update)
+        app._display(app.screen, update)
+        assert seen == [None, update], MOVED + "App._batch_count"
+
+
 class _Label(Widget):
     """Its text changes without a layout, as a prompt's line does."""
 

@@ -337,12 +337,14 @@ def highlighted_code(fence: MarkdownFence) -> Content:
 
 def watch_painted(app: App[object], painted: Painted) -> None:
     """Call ``painted(screen, update)`` after every update the app hands its driver (headless:
-    produced, not written); ``update`` is None when nothing changed."""
+    produced, not written); ``update`` is None when nothing changed, or when the app dropped it
+    (an update made inside ``batch_update`` is not written: the batch's end redraws)."""
     display = app._display
 
     def wrapped(screen: Screen[object], renderable: RenderableType | None) -> None:
+        dropped = app._batch_count > 0
         display(screen, renderable)
-        painted(screen, renderable)
+        painted(screen, None if dropped else renderable)
 
     app._display = wrapped  # type: ignore[method-assign]
 

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 from tractui.ui.widgets.earlier import EarlierMessages
 
 if TYPE_CHECKING:
+    from textual.widget import Widget
+
     from tractui.store.history import Commit
     from tractui.ui.history import Entry
     from tractui.ui.widgets.chat_log import ChatLog
@@ -36,6 +38,7 @@ class HistoryPager:
         self._lock = asyncio.Lock()
         self._replacing = 0  # replacements waiting or under way: batches yield to them
         self._stop: asyncio.Future[None] | None = None  # done when the view the batch draws into is replaced
+        self._growing: Widget | None = None  # drawn downwards, not laid out with its text yet (``frontier``)
         # the chain and the first commit drawn, while the entries above it are not read yet
         self._unread: tuple[Callable[[int | None], list[Commit]], str] | None = None
         # what /clear took off the screen: a redraw of the session (after a compaction) leaves it off
@@ -102,6 +105,47 @@ class HistoryPager:
         if y >= top + height:  # below it
             return True if y < top + 2 * height else None
         return not up  # in view: the way the user is going
+
+    def frontier(self, chat: ChatLog) -> int | None:
+        """The line the view may not go below while messages between the session's first ones and
+        the newest are not drawn: the top of the message being drawn there (its text is placed after
+        it is laid out, so it may still be blank: the line after the message above it) or of the
+        marker. ``None`` when there is no such line: nothing left to draw between."""
+        if not (self._more or self.drawing) or self._replacing or chat.following or self.at_top(chat):
+            return None
+        growing = self._growing
+        if growing is not None and growing.is_attached:  # busy mounting, it has no region of its own yet
+            at = chat.children.index(growing)
+            return chat.children[at - 1].virtual_region_with_margin.bottom if at else 0
+        markers = chat.query(EarlierMessages)
+        return markers.first().virtual_region.y if len(markers) == 1 else None
+
+    def page_down(self, chat: ChatLog) -> bool:
+        """Page Down: a page from what is in view, at once (a scroll left for the next refresh
+        would be aimed at by the next key too), the view's bottom not past the ``frontier``: False
+        when it stands there and must wait for the messages below to be drawn."""
+        top, height = chat.scroll_y, chat.scrollable_content_region.height
+        target = top + height
+        frontier = self.frontier(chat)
+        if frontier is not None and top <= frontier:
+            if frontier - height <= top:
+                return False
+            target = min(target, frontier - height)
+        chat.scroll_to(y=target, animate=False, immediate=True)
+        return True
+
+    def stop_at(self, chat: ChatLog, before: float, after: float) -> float | None:
+        """The view went down (``before`` to ``after``, by the wheel or the scrollbar) past the
+        ``frontier``: where to put it back; ``None`` if it did not, or jumped further than the
+        wheel goes (a drag of the scrollbar to the end)."""
+        height = chat.scrollable_content_region.height
+        if after <= before or after - before > 2 * height:
+            return None
+        frontier = self.frontier(chat)
+        if frontier is None or before > frontier:
+            return None
+        limit = max(before, frontier - height)
+        return limit if after > limit else None
 
     async def show(
         self, chat: ChatLog, chain: Callable[[int | None], list[Commit]], *, batch: int, folded: bool, public: bool
@@ -196,7 +240,11 @@ class HistoryPager:
             drawn += entry.size
             widget = history.widget_for(entry, self._count, self._clock, folded=folded, public=public)
             if down:  # below the ones drawn above the marker: what is on screen above it stays
-                await chat.mount_all([widget], before=marker)
+                self._growing = widget
+                try:
+                    await chat.mount_placed([widget], marker, stop=stop)
+                finally:
+                    self._growing = None
             else:  # show() drew at least one message after the marker: the view keeps to it
                 oldest = chat.children[chat.children.index(marker) + 1]
                 await chat.insert_above([widget], before=oldest, stop=stop)

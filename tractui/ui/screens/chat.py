@@ -28,6 +28,7 @@ from tractui.conversation.commands import is_command
 from tractui.ui.draft import SAVE_AFTER, load_draft, save_draft
 from tractui.ui.heap import Heap
 from tractui.ui.host import COMPACTION_RUNNING, STILL_STREAMING, CommandHost
+from tractui.ui.internals import painted_rows, watch_painted
 from tractui.ui.outbox import Ended, Outbox, as_message
 from tractui.ui.paging import HistoryPager
 from tractui.ui.palette import PrefillPrompt, RunSlashCommand
@@ -47,11 +48,15 @@ from tractui.ui.widgets.thinking import ThinkingView
 from tractui.ui.widgets.tool_call import ToolCallView
 
 STEP_PAUSE = 0.001  # seconds between steps of start-up work: a real pause lets a key's hops all run
+HELD_PAGE = 0.05  # seconds between tries of a Page Down held for the messages below the view
+PAINT_WAIT = 0.5  # seconds a page down not seen painted holds the keys after it, at most
 SETTLE_RETRY = 1.0  # seconds before settling the heap is tried again while a reply streams or a dialog is up
 COMPACT_CANCELLED = "Compaction cancelled; the history is unchanged."
 SCREEN_CLEARED = "Screen cleared; the history is kept (/sessions, --continue)."
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from tractui.conversation.compaction.run import CompactionEvent, CompactionResult
     from tractui.conversation.conversation import Conversation
     from tractui.core.events import TurnEvent
@@ -118,6 +123,9 @@ class ChatScreen(Screen[None]):
         self._watch_settings()
         self.thinking_folded = False  # the last Ctrl+T folded all thinking
         self._reacting = False  # settings changes touch widgets only once they are mounted
+        self._stopping = False  # the view is being stopped at the messages not drawn (``_scrolled``)
+        self._page_waits = False  # a Page Down waits for its page to be painted or drawn (``_page_held``)
+        self._unpainted: float | None = None  # when a page down not painted yet was made (``_paging``)
 
     @property
     def conversation(self) -> Conversation:
@@ -181,11 +189,23 @@ class ChatScreen(Screen[None]):
         self.call_after_refresh(self._after_first_frame)
         self.set_interval(1.0, self.frames.tick)
         self.watch(self.query_one(ChatLog), "scroll_y", self._scrolled, init=False)
+        watch_painted(self.app, self._painted)
 
     def _scrolled(self, before: float, after: float) -> None:
         chat = self.query_one(ChatLog)
         if chat.following:
             self.query_one(NewContentHint).display = False
+        if self._stopping:
+            return
+        if after < before:
+            self._page_waits = False  # the user turned back: the page held is not wanted
+        stop = self.pager.stop_at(chat, before, after)
+        if stop is not None:  # the messages there are drawn first, in view: none is skipped
+            self._stopping = True  # a move back up to the line, not the user's: it draws nothing upwards
+            try:
+                chat.scroll_to(y=stop, animate=False, immediate=True)
+            finally:
+                self._stopping = False
         down = self.pager.wanted(chat, up=after < before)
         if down is not None:
             self._draw_earlier(down=down)
@@ -783,22 +803,62 @@ class ChatScreen(Screen[None]):
             views.last().toggle()
 
     def action_follow(self) -> None:
+        self._page_waits = False
         self.query_one(ChatLog).jump_to_end()
         self.query_one(NewContentHint).display = False
 
     def action_scroll_chat(self, where: str) -> None:
         """Page Up/Down and Ctrl+Home scroll the conversation while the prompt keeps focus;
         Page Up at the very top asks for the earlier messages, as the wheel does there;
-        Ctrl+Home goes to the session's first message (``_to_oldest``)."""
+        Ctrl+Home goes to the session's first message (``_to_oldest``). Page Down stops where
+        messages are not drawn yet, above the newest: the key waits for them (``_page_held``)."""
         chat = self.query_one(ChatLog)
+        if where != "page_down":
+            self._page_waits = False
         if where == "home":
             self._to_oldest()
         elif where == "page_up" and chat.scroll_y <= 0:
             chat.post_message(ChatLog.ScrolledPastTop())
         elif where == "page_up":
-            chat.scroll_page_up(animate=False)
-        else:
-            chat.scroll_page_down(animate=False)
+            chat.scroll_to(y=chat.scroll_y - chat.scrollable_content_region.height, animate=False, immediate=True)
+        elif not (self._page_waits or self._paging()) and not self._page_down(chat):
+            self._page_waits = True
+            self._page_held()
+
+    def _page_down(self, chat: ChatLog) -> bool:
+        """A page down, unless the view must wait for messages to be drawn below it; the keys that
+        come before it is painted are for a page the user has not seen yet, and are taken by it."""
+        if not self.pager.page_down(chat):
+            return False
+        self._unpainted = time.monotonic()
+        return True
+
+    def _paging(self) -> bool:
+        """A page down is not painted yet (for a moment at most: a key is never held for long)."""
+        return self._unpainted is not None and time.monotonic() - self._unpainted < PAINT_WAIT
+
+    def _painted(self, screen: Screen[object], update: RenderableType | None) -> None:
+        """The app handed the terminal a frame of this screen that draws the whole conversation
+        view again: the last page down is on it (a frame of a few changed lines may not be)."""
+        if self._unpainted is not None and screen is self and update is not None:
+            region = self.query_one(ChatLog).region
+            if len(painted_rows(update, region.y, region.bottom)) >= region.height:
+                self._unpainted = None
+
+    def _page_held(self) -> None:
+        """A Page Down that could not move waits, and takes the keys pressed meanwhile: tried again
+        a moment later while the messages below the view are drawn, which it asks for, as the
+        view stands still."""
+        if not self._page_waits or not self.is_attached:
+            return
+        chat = self.query_one(ChatLog)
+        if not self._paging() and self._page_down(chat):  # the page before it is on screen: it goes on
+            self._page_waits = False
+            return
+        down = self.pager.wanted(chat, up=False)
+        if down is not None:
+            self._draw_earlier(down=down)
+        self.set_timer(HELD_PAGE, self._page_held)
 
     @on(NewContentHint.Pressed)
     def _hint_pressed(self) -> None:

@@ -23,6 +23,7 @@ from tractui.ui.streaming.settle import settle
 from tractui.ui.widgets.column import Blank, LaidOut
 
 LAYOUT_WAITS = 5  # refreshes a restore waits for a change to be laid out (a change that moves nothing never is)
+PLACING_LAYOUTS = 20  # layouts a message drawn below the view may wait for its blocks to be placed
 
 
 class ChatLog(Blank, LaidOut, VerticalScroll):
@@ -119,12 +120,33 @@ class ChatLog(Blank, LaidOut, VerticalScroll):
             return
         self._keep = (before, before.virtual_region.y - round(self.scroll_y))
         try:
-            await self.mount_all(widgets, before=before)
-            laid_out: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self.call_after_refresh(settle, laid_out)
-            await asyncio.wait([laid_out] if stop is None else [laid_out, stop], return_when=asyncio.FIRST_COMPLETED)
+            await self.mount_laid_out(widgets, before, stop=stop)
         finally:
             self._keep = None
+
+    async def mount_laid_out(
+        self, widgets: Sequence[Widget], before: Widget, *, stop: asyncio.Future[None] | None = None
+    ) -> None:
+        """Mount ``widgets`` before ``before`` and wait for the layout that places them (or for
+        ``stop``)."""
+        await self.mount_all(widgets, before=before)
+        await self._laid_out(stop)
+
+    async def mount_placed(
+        self, widgets: Sequence[Widget], before: Widget, *, stop: asyncio.Future[None] | None = None
+    ) -> None:
+        """Mount ``widgets`` before ``before`` and wait until what they show is placed: a block an
+        answer mounts after a layout is painted blank until the next one."""
+        await self.mount_laid_out(widgets, before, stop=stop)
+        for _ in range(PLACING_LAYOUTS):
+            if (stop is not None and stop.done()) or all(_placed(widget) for widget in widgets):
+                return
+            await self._laid_out(stop)
+
+    async def _laid_out(self, stop: asyncio.Future[None] | None) -> None:
+        laid_out: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.call_after_refresh(settle, laid_out)
+        await asyncio.wait([laid_out] if stop is None else [laid_out, stop], return_when=asyncio.FIRST_COMPLETED)
 
     def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
         """Textual's arrangement, queried without a grid (see ``PlacementList``)."""
@@ -143,6 +165,18 @@ class ChatLog(Blank, LaidOut, VerticalScroll):
 
 ReadingPlace = tuple[tuple[Widget, int], ...]
 """Widgets from the innermost out, each with its row from the top of the view."""
+
+
+def _placed(widget: Widget) -> bool:
+    """Every widget shown in ``widget`` has been given its size by a layout."""
+    waiting = [widget]
+    while waiting:
+        shown = waiting.pop()
+        if shown.display:
+            if not shown.size.width:
+                return False
+            waiting.extend(shown.children)
+    return True
 
 
 def _y_in(log: Widget, widget: Widget) -> int:
