@@ -175,6 +175,21 @@ async def test_resume_continues_that_session_on_its_own_setup(tmp_path, loopback
         assert {s.id for s in store.list_sessions()} == {ada, bob}
 
 
+async def test_continue_with_a_setting_stays_on_the_sessions_setup(tmp_path, loopback):
+    """``-c --set KEY=VALUE`` changes that setting for the session's own endpoint, as the max-steps
+    error advises (``--set tools.maxSteps=N``, then ``-c``); until 2026-11-28 any ``--set`` chose a
+    new setup: the session went on, quietly, with the offline demo model."""
+    loopback.add(openai_chat_reply("Hello Ada."), openai_chat_reply("Still Ada."))
+    common = ("--provider", "openai", "--model", "m", "--base-url", loopback.url + "/v1", "--api-key-env")
+    _, out, _ = await run_cli(tmp_path, "-p", "I am Ada", "--json", *common, "PRINT_TEST_KEY")
+    code, out2, err = await run_cli(tmp_path, "-p", "Who am I?", "-c", "--set", "temperature=0.2", "--json")
+    assert code == 0, err
+    assert (json.loads(out2)["session"], json.loads(out2)["text"]) == (json.loads(out)["session"], "Still Ada.")
+    sent = loopback.requests[1].json
+    assert sent["model"] == "m" and sent["temperature"] == 0.2
+    assert [m["content"] for m in sent["messages"]] == ["I am Ada", "Hello Ada.", "Who am I?"]
+
+
 async def test_provider_error_exits_1_with_message_on_stderr(tmp_path, loopback):
     loopback.add(error(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}))
     code, out, err = await run_cli(

@@ -308,7 +308,7 @@ async def test_a_resumed_session_whose_profile_no_longer_loads_says_so_and_stays
         (["-c", "--model", "other"], True),
         (["-c", "--base-url", "http://127.0.0.1:9/v1"], True),
         (["-c", "--api-key-env", "MY_KEY"], True),
-        (["-c", "--set", "temperature=0.2"], True),
+        (["-c", "--set", "temperature=0.2"], False),  # a setting of the session's own setup
     ],
 )
 def test_a_resumed_session_keeps_what_the_command_line_chose(argv, chose):

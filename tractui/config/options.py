@@ -31,6 +31,7 @@ class CliOptions:
 
     @property
     def chose_setup(self) -> bool:
-        """Whether the command line chose the provider, model or settings: a resumed
-        session then runs with those, not with the profile it last used."""
-        return bool(self.profile or self.provider or self.model or self.base_url or self.api_key_env or self.sets)
+        """Whether the command line chose the profile, provider or model: a resumed session then
+        runs with those, not with the setup it last used (``--set`` changes a setting of that setup,
+        as ``/set`` does in the app)."""
+        return bool(self.profile or self.provider or self.model or self.base_url or self.api_key_env)
