@@ -302,6 +302,31 @@ async def test_the_compaction_notice_tells_the_message_being_sent_from_the_recen
     assert results[0].ok and results[0].message.endswith("summary; 2 recent turns kept verbatim"), results
 
 
+async def test_a_message_refused_for_the_tools_definitions_is_told_to_switch_them_off(store, loopback, tmp_path):
+    """A window the tools' definitions fill: a three-word message is refused, and the advice names
+    what would make room (switching the tools off), not the message; until 2026-11-28 it said
+    "shorten the message" whatever took the room."""
+    from tractui.config.mcp import McpConfig
+    from tractui.tools.consent import ConsentPolicy
+    from tractui.tools.setup import demo_server
+    from tractui.tools.toolbox import Toolbox
+
+    server = loopback.default = ModelServer(limit=8000)
+    conv = conversation(store, loopback, settings_for(8000), "openai")
+    box = conv.tools = Toolbox(McpConfig(servers={"demo": demo_server()}), log_dir=tmp_path, consent=ConsentPolicy())
+    box.start()
+    try:
+        assert await box.settled(60)
+        tools = conv.tool_tokens(conv.next_tools())
+        conv.settings.set("context-limit", str(tools))
+        errors = [e.message for e in [e async for e in conv.send("hello small window")] if isinstance(e, StreamError)]
+        assert len(errors) == 1 and errors[0].startswith("not sent: your message alone needs"), errors
+        assert f"/set tools.enabled false (the tools' definitions take {tools:,})" in errors[0]
+        assert "shorten the message" not in errors[0] and server.chat == []
+    finally:
+        await box.aclose()
+
+
 async def test_a_message_that_cannot_fit_alone_is_refused_before_any_compaction(store, loopback):
     """A paste bigger than the window: compacting the history cannot make room (the message is always kept),
     so nothing is summarised, at the first send or the next, and the advice is the one thing that helps."""

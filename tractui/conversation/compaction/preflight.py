@@ -141,13 +141,24 @@ def alone_over_limit(reading: ContextReading, message: int) -> StreamError | Non
     over = need + reading.reserve - reading.limit
     if over <= 0:
         return None
-    fewer = f" or {way}" if (way := _fewer_tokens(reading, over)) else ""
+    parts = reading.breakdown
+    ways = [
+        way
+        for size, way in (
+            (message, "shorten the message"),
+            (parts.tools, f"/set tools.enabled false (the tools' definitions take {parts.tools:,})"),
+            (parts.system, f"a shorter system-prompt (it takes {parts.system:,})"),
+        )
+        if size >= over
+    ]
+    if (fewer := _fewer_tokens(reading, over)) is not None:
+        ways.append(fewer)
     return StreamError(
         kind="context_length",
         message=(
             f"not sent: your message alone needs {need:,} tokens (with the system prompt and tools) + "
             f"{reading.reserve:,} reserved for the answer, {over:,} over the {reading.limit:,}-token context limit, "
-            f"so compacting the history cannot make room; shorten the message{fewer}"
+            f"so compacting the history cannot make room; {' or '.join(ways) or 'shorten the message, the system prompt and the tools'}"
         ),
     )
 
