@@ -160,6 +160,17 @@ def test_delete_refuses_shipped_and_missing_profiles(store):
     assert store.load("claude").provider == "anthropic"
 
 
+def test_a_missing_profile_lists_only_the_profiles_that_load(store):
+    """A broken file is not offered as available (``/profile list`` says it cannot load)."""
+    store.user_dir.mkdir(parents=True, exist_ok=True)
+    (store.user_dir / "broken.toml").write_text("provider = [", encoding="utf-8")
+    (store.user_dir / "mine.toml").write_text('provider = "openai"\nmodel = "m"\n', encoding="utf-8")
+    with pytest.raises(ProfileError, match="no profile named 'ghost'") as raised:
+        store.load("ghost")
+    available = str(raised.value).split("available: ")[1].rstrip(")").split(", ")
+    assert "mine" in available and "claude" in available and "broken" not in available
+
+
 def test_missing_profile_and_bad_names(store):
     with pytest.raises(ProfileError, match="no profile named 'ghost'"):
         store.load("ghost")

@@ -168,8 +168,10 @@ class ProfileStore:
             if there.is_dir() or there.is_symlink():  # not "no profile named": it is listed, and it is there
                 what = "a folder" if there.is_dir() else "a link to nothing"
                 raise ProfileError(f"cannot load profile '{name}': {there} is {what}")
-            available = ", ".join(entry.name for entry in self.entries())
-            raise ProfileError(f"no profile named '{name}' (available: {available})")
+            available = ", ".join(
+                entry.name for entry in self.entries() if entry.problem is None and not entry.shadowed
+            )
+            raise ProfileError(f"no profile named '{name}' (available: {available or 'none'})")
         return read_profile(path, name)
 
     def save(
