@@ -217,7 +217,9 @@ def test_profile_save_load_delete_flow(host):
     assert host.settings.changed() == {"reasoning.effort": "high"}
     assert host.active_profile == "work"
     assert "user" in next(line for line in run(host, "/profile list").message.splitlines() if "work" in line)
-    assert run(host, "/profile delete work").message.startswith("deleted user profile 'work'")
+    deleted = run(host, "/profile delete work").message
+    assert deleted.startswith("deleted user profile 'work'")
+    assert deleted.endswith("; its settings stay in use, and /profile save writes them back")  # it was the active one
     assert run(host, "/profile load work").error
 
 

@@ -470,3 +470,33 @@ async def test_model_lists_what_the_server_offers_and_says_so_when_it_cannot(tmp
         assert notes(app)[-1].startswith("model: m (provider openai); the server's list cannot be had (cannot reach")
         await run(pilot, "/model typed-id")
         assert app.conversation.config.model == "typed-id"  # offline, a typed id is still taken
+
+
+async def test_the_footer_says_when_the_active_profile_is_deleted(tmp_path):
+    """Its settings stay in use, so its name stays, marked: by /profile delete or by hand."""
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "/set temperature 0.5")
+        await run(pilot, "/profile save mine")
+        await run(pilot, "/profile load mine")
+        assert str(app.query_one("#footer-where").render()) == "demo · mine"
+        await run(pilot, "/profile delete mine")
+        assert str(app.query_one("#footer-where").render()) == "demo · mine (deleted)"
+        assert app.conversation.settings.get("temperature") == 0.5
+        await run(pilot, "/profile save")  # the session's settings, written back under its name
+        assert str(app.query_one("#footer-where").render()) == "demo · mine"
+        (tmp_path / "config" / "profiles" / "mine.toml").unlink()
+        await run(pilot, "/set temperature 0.6")
+        assert str(app.query_one("#footer-where").render()) == "demo · mine (deleted)"
+
+
+async def test_a_deleted_profile_is_marked_though_a_shipped_one_of_its_name_is_back(tmp_path):
+    """The settings in use are the deleted file's, not the shipped profile's that it hid."""
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "/set temperature 0.5")
+        await run(pilot, "/profile save demo")
+        await run(pilot, "/profile load demo")
+        await run(pilot, "/profile delete demo")
+        assert "shipped profile of that name is visible again" in notes(app)[-1]
+        assert str(app.query_one("#footer-where").render()) == "demo · demo (deleted)"

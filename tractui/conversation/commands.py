@@ -270,6 +270,8 @@ def _profile(rest: str, ctx: CommandContext) -> CommandResult:
                 return _error("usage: /profile delete NAME")
             path = store.delete(name)
             back = " (the shipped profile of that name is visible again)" if store.path_for(name) else ""
+            if name == ctx.active_profile:
+                back += "; its settings stay in use, and /profile save writes them back"
             return CommandResult(message=f"deleted user profile '{name}' ({path}){back}")
     except ProfileError as err:
         return _error(str(err))

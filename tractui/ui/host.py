@@ -109,6 +109,7 @@ class CommandHost:
         cannot run while a reply streams (one from the palette was never there)."""
         self._line = line if typed else None
         result = commands.dispatch(line, self)
+        self.chat.refresh_where()  # a profile deleted (or its file removed by hand) shows as such
         if result.action is None:
             if result.message:
                 await self.chat.note(result.message, error=result.error)

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, on, work
@@ -25,6 +26,7 @@ from textual.widgets import Static, TextArea
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from tractui.conversation.commands import is_command
+from tractui.errors import ProfileError
 from tractui.ui.draft import SAVE_AFTER, load_draft, save_draft
 from tractui.ui.heap import Heap
 from tractui.ui.host import COMPACTION_RUNNING, STILL_STREAMING, CommandHost
@@ -119,6 +121,8 @@ class ChatScreen(Screen[None]):
         self._unsent_timer: Timer | None = None
         self._prompt: InputBox | None = None  # kept to read its text when the app ends, its widgets gone
         self.host = CommandHost(self)
+        self._profile_named: str | None = None  # the active profile as the footer last named it ...
+        self._profile_file: Path | None = None  # ... and the file it was loaded from
         self._watched: Settings | None = None
         self._watch_settings()
         self.thinking_folded = False  # the last Ctrl+T folded all thinking
@@ -707,8 +711,21 @@ class ChatScreen(Screen[None]):
 
     # -- footer ------------------------------------------------------------
     def refresh_where(self) -> None:
+        """Provider · model · profile; a profile whose file has gone since it was loaded is
+        marked "(deleted)": its settings are still the ones in use (docs/profiles.md)."""
         shown = self._shown
-        self.query_one(GaugeFooter).where = Where(shown.config.provider, shown.config.model, shown.profile_name)
+        name = shown.profile_name
+        if name != self._profile_named:  # the file it loads from, read when it becomes the active one
+            self._profile_named, self._profile_file = name, self._profile_path(name)
+        gone = self._profile_file is not None and not self._profile_file.is_file()
+        profile = f"{name} (deleted)" if name and gone else name
+        self.query_one(GaugeFooter).where = Where(shown.config.provider, shown.config.model, profile)
+
+    def _profile_path(self, name: str | None) -> Path | None:
+        try:
+            return self.host.profiles.path_for(name) if name else None
+        except ProfileError:  # not a name a file can have
+            return None
 
     def refresh_gauge(self) -> None:
         """The conversation's reading, the streaming partial reply included."""
@@ -742,6 +759,7 @@ class ChatScreen(Screen[None]):
         """A profile or model switch: new settings object, new footer, thinking visibility."""
         self._watch_settings()
         self._apply_thinking_visibility()
+        self._profile_named = self._profile_file = None  # loaded again: its file is read again
         self.refresh_where()
         self.refresh_gauge()
         self._prepare_next()
