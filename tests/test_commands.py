@@ -178,6 +178,9 @@ def test_set_errors_are_one_line_and_change_nothing(host):
         ("/set reasoning.includeInContxt on", "did you mean reasoning.includeInContext?"),
         ("/set reasoning.effort extreme", "expected none, minimal, low, medium, high, xhigh, max"),
         ("/set reasoning.maxTokens lots", "8k, 1.5k and 0.5M accepted"),
+        ("/set compaction.keepTurns 1.5k", "expected a whole number ≥ 0 (no fractions, no k or M)"),
+        ("/set compaction.keepTurns 2k", "expected a whole number ≥ 0"),
+        ("/set retries 0.01k", "expected a whole number from 0 to 20"),
         ("/set unset", "usage: /set unset KEY"),
         ("/set unset nonsense.key", "unknown setting 'nonsense.key'"),
     ]:

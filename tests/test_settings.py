@@ -127,6 +127,36 @@ def test_bad_integers_name_what_is_allowed(raw):
     assert settings.get("reasoning.maxTokens") is None
 
 
+COUNTS = ("compaction.keepTurns", "retries", "tools.maxSteps")  # numbers of things, not of tokens
+
+
+@pytest.mark.parametrize("key", COUNTS)
+@pytest.mark.parametrize("raw", ["1.5k", "2k", "0.01k", "0.5M", "1.5", "2.0", 2.0, "1e1", "-1", True])
+def test_counts_take_whole_numbers_only(key, raw):
+    """The k and M of token amounts make no count: 1.5k turns is an error, not 1536 turns."""
+    settings = Settings()
+    before = settings.get(key)
+    with pytest.raises(SettingError) as err:
+        settings.set(key, raw)
+    assert f"for {key}: expected a whole number" in str(err.value) and "\n" not in str(err.value)
+    assert settings.get(key) == before and not settings.is_changed(key)
+
+
+@pytest.mark.parametrize("key", COUNTS)
+def test_counts_take_whole_numbers_typed_or_from_toml(key):
+    settings = Settings()
+    assert settings.set(key, "5") == 5
+    assert settings.set(key, 6) == 6
+    assert settings.set(key, " 7 ") == 7
+
+
+def test_every_integer_setting_is_a_count_or_a_token_amount():
+    """Token amounts take 8k; the rest are counts (a new integer key must choose)."""
+    amounts = {"context-limit", "max-tokens", "max-output", "reasoning.maxTokens", "tools.maxResultTokens"}
+    assert {spec.key for spec in SPECS if spec.kind == "int"} == amounts
+    assert {spec.key for spec in SPECS if spec.kind == "count"} == set(COUNTS)
+
+
 def test_numbers_are_bounded_and_finite():
     settings = Settings()
     assert settings.set("temperature", "1.2") == 1.2
@@ -269,7 +299,7 @@ def test_the_view_types_match_the_registry_and_follow_changes():
     from tractui.core.settings_view import SettingsView, field_name
 
     hints = typing.get_type_hints(SettingsView)
-    kinds = {"bool": bool, "int": int, "float": float, "str": str, "enum": str, "tags": tuple}
+    kinds = {"bool": bool, "int": int, "count": int, "float": float, "str": str, "enum": str, "tags": tuple}
     settings = Settings()
     for spec in SPECS:
         hint = hints[field_name(spec.key)]

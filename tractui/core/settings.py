@@ -25,7 +25,7 @@ EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")  # least 
 @dataclass(frozen=True, slots=True)
 class SettingSpec:
     key: str
-    kind: str  # bool | int | float | enum | str | tags
+    kind: str  # bool | int (a token amount: 8k) | count (a whole number of things) | float | enum | str | tags
     default: Any
     help: str
     choices: tuple[str, ...] = ()
@@ -45,6 +45,11 @@ class SettingSpec:
                 return f"an integer from {int(self.minimum)} to {int(self.maximum)}"
             floor = "" if self.minimum is None else f" ≥ {int(self.minimum)}"
             return f"an integer{floor} (8k, 1.5k and 0.5M accepted; K = 1024)"
+        if self.kind == "count":  # k and M are for token amounts: 1.5k turns is no count
+            if self.minimum is not None and self.maximum is not None:
+                return f"a whole number from {int(self.minimum)} to {int(self.maximum)}"
+            floor = "" if self.minimum is None else f" ≥ {int(self.minimum)}"
+            return f"a whole number{floor} (no fractions, no k or M)"
         if self.kind == "float":
             lo, hi = self.minimum, self.maximum
             if lo is not None and hi is not None:
@@ -178,7 +183,7 @@ SPECS: tuple[SettingSpec, ...] = (
         optional=True,
     ),
     _spec("temperature", "float", None, "Sampling temperature.", minimum=0.0, maximum=2.0, optional=True),
-    _spec("retries", "int", 3, "Retries on 429, 5xx and overloaded answers.", minimum=0, maximum=20),
+    _spec("retries", "count", 3, "Retries on 429, 5xx and overloaded answers.", minimum=0, maximum=20),
     _spec(
         "timeout", "float", 60.0, "Seconds without data before a stream counts as stalled.", minimum=1.0, maximum=3600.0
     ),
@@ -194,7 +199,7 @@ SPECS: tuple[SettingSpec, ...] = (
     _spec("tools.enabled", "bool", True, "Offer the MCP servers' tools to the model."),
     _spec(
         "tools.maxSteps",
-        "int",
+        "count",
         25,
         "Tool calls rounds in one turn before tractui stops the loop.",
         minimum=1,
@@ -210,7 +215,7 @@ SPECS: tuple[SettingSpec, ...] = (
     _spec("compaction.auto", "bool", True, "Compact automatically when the gauge passes the threshold."),
     _spec("compaction.model", "str", None, "Model used to summarise (default: the active one).", optional=True),
     _spec("compaction.profile", "str", None, "Profile used to summarise (default: the active one).", optional=True),
-    _spec("compaction.keepTurns", "int", 4, "Most recent turns kept verbatim when compacting.", minimum=0),
+    _spec("compaction.keepTurns", "count", 4, "Most recent turns kept verbatim when compacting.", minimum=0),
     _spec(
         "compaction.keepFraction",
         "float",
@@ -224,6 +229,7 @@ SPECS: tuple[SettingSpec, ...] = (
 
 REGISTRY: dict[str, SettingSpec] = {s.key: s for s in SPECS}
 
+_COUNT = re.compile(r"^\s*[0-9]+\s*$")
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([kKmM]?)\s*$")
 _TRUE = {"true", "on", "yes", "1"}
 _FALSE = {"false", "off", "no", "0"}
@@ -286,6 +292,10 @@ def parse_value(spec: SettingSpec, raw: Any) -> Any:
         if spec.kind == "int":
             value = text if isinstance(text, int) and not isinstance(text, bool) else parse_int(str(text))
             return _bounded(spec, value)
+        if spec.kind == "count":
+            if isinstance(text, bool) or (not isinstance(text, int) and not _COUNT.match(str(text))):
+                raise ValueError
+            return _bounded(spec, int(str(text)))
         if spec.kind == "float":
             if isinstance(text, (bool, list, tuple)):
                 raise ValueError
