@@ -149,6 +149,9 @@ async def test_error_chunk_mid_stream_and_http_429_retry(loopback: LoopbackServe
     assert (
         assembler.error is not None and assembler.error.kind == "server" and "Internal error" in assembler.error.message
     )
+    # the 500 is the chunk's code, not the answer's status (a 200): "HTTP 500: …" until 2026-11-28
+    assert assembler.error.message == "server error in the stream (its code 500): Internal error encountered."
+    assert assembler.error.status is None
 
 
 # -- signatures sent back in place ------------------------------------------------

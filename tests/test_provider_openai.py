@@ -142,6 +142,9 @@ async def test_error_events_inside_a_200_stream_keep_what_arrived(loopback: Loop
         events, asm = await run(provider(loopback))
         assert isinstance(events[-1], StreamError)
         assert events[-1].kind == "bad_request" and meta["expected_errors"][0]["message"] in events[-1].message
+        # the payload's 400 is no HTTP status: the answer was a 200 (it said "HTTP 400: …" until 2026-11-28)
+        assert events[-1].message.startswith("server error in the stream (its code 400): ")
+        assert events[-1].status is None
         assert "".join(b.thought for b in asm.content().thinking) == meta["expected_reasoning"]
     assert len(loopback.requests) == 2  # a non-retryable error is not retried
 

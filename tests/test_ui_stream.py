@@ -98,6 +98,24 @@ async def test_errors_show_inline_and_keep_their_http_status_when_resumed(tmp_pa
     assert line.startswith("✗ auth (401): ") and "Incorrect API key" in line
 
 
+async def test_an_error_inside_a_200_stream_is_said_as_one_with_no_http_status(tmp_path, loopback):
+    """OpenRouter's mid-stream chunk carries a ``code`` 500; the answer was HTTP 200, so the line says
+    where the error came from (until 2026-11-28: "server (500): HTTP 500: …"), and still offers /retry."""
+    failed = {"error": {"code": 500, "message": "Internal server error"}, "choices": []}
+    body = chat_stream([], ["Half an ans"], usage=None, finish=False) + encode_sse([failed], done=False)
+    loopback.add(sse(body))
+    app = build_app(tmp_path, config=loop_config(loopback))
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "hello")
+        await settle(pilot)
+        line = _error_text(app)
+        assert line == (
+            "✗ server: server error in the stream (its code 500): Internal server error — /retry to try again"
+        )
+        assert app.query_one(AnswerView).text == "Half an ans"  # what arrived is kept
+    assert len(loopback.requests) == 1  # said after content: not retried behind the user's back
+
+
 async def test_a_resumed_error_reads_as_it_did_live_without_the_retry_hint(tmp_path, loopback):
     body = chat_stream([], ["Half an ans", "wer"], usage=None, finish=False)
     loopback.add(sse(body, cut_after=len(body) - 10))

@@ -32,7 +32,7 @@ from tractui.core.surrogates import loads
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.errors import RequestError
-from tractui.providers.errors import describe_error_payload, make_error
+from tractui.providers.errors import describe_error_payload, stream_error
 from tractui.providers.models import ModelInfo, anthropic_models
 from tractui.providers.shape import count, integer, json_text, loads_object, obj, string
 from tractui.providers.thinking_back import (
@@ -405,7 +405,7 @@ class AnthropicParser:
 
     def _error(self, payload: dict[str, Any]) -> list[StreamEvent]:
         message, code = describe_error_payload(payload)
-        return [make_error(None, message, code)]
+        return [stream_error(None, message, code)]
 
 
 _HANDLERS = {

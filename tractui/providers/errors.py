@@ -141,9 +141,25 @@ def classify(status: int | None, message: str, code: str = "") -> tuple[ErrorKin
 
 
 def make_error(status: int | None, message: str, code: str = "", *, key_env: str | None = None) -> StreamError:
-    """The ``StreamError`` for an HTTP error answer or an error event inside a stream."""
+    """The ``StreamError`` for an HTTP error answer (or an error body where a stream was due)."""
     kind, retryable = classify(status, message, code)
     where = f"HTTP {status}" if status else "stream error"
+    return StreamError(
+        kind=kind, message=_line(kind, where, message, code, key_env), status=status, retryable=retryable
+    )
+
+
+def stream_error(number: int | None, message: str, code: str = "") -> StreamError:
+    """An error event inside a stream the server answered with HTTP 200: classified by the number its
+    payload may carry (OpenRouter's and Gemini's ``code``, Groq's ``status_code``), so a busy server
+    stays one to retry, but said as what it was, with no HTTP status the answer did not have."""
+    kind, retryable = classify(number, message, code)
+    where = "server error in the stream" + (f" (its code {number})" if number else "")
+    code = "" if number is not None and code == str(number) else code  # said once, in where
+    return StreamError(kind=kind, message=_line(kind, where, message, code, None), retryable=retryable)
+
+
+def _line(kind: ErrorKind, where: str, message: str, code: str, key_env: str | None) -> str:
     detail = message or "no details given"
     if code and code.lower() not in detail.lower():
         detail = f"{detail} ({code})"
@@ -157,7 +173,7 @@ def make_error(status: int | None, message: str, code: str = "", *, key_env: str
         fix = next((h for pattern, h in _HINTS if pattern.search(detail)), None)
         if fix:  # the line is cut in the server's words, never in the user's next step
             text = f"{one_line(text, _MAX_LINE - len(fix) - 3)} — {fix}"
-    return StreamError(kind=kind, message=one_line(text), status=status, retryable=retryable)
+    return one_line(text)
 
 
 def error_from_body(status: int, body: bytes, *, key_env: str | None = None) -> StreamError:

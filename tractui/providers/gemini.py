@@ -30,7 +30,7 @@ from tractui.core.settings import Settings
 from tractui.core.surrogates import loads
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
-from tractui.providers.errors import describe_error_payload, make_error
+from tractui.providers.errors import describe_error_payload, stream_error
 from tractui.providers.models import ModelInfo, gemini_models
 from tractui.providers.shape import as_object, count, flag, loads_object, obj, objects, string
 from tractui.providers.thinking_back import (
@@ -259,7 +259,7 @@ class GeminiParser:
         if "error" in chunk:
             message, code = describe_error_payload(chunk)
             status = chunk["error"].get("code") if isinstance(chunk["error"], dict) else None
-            return [make_error(status if isinstance(status, int) else None, message, code)]
+            return [stream_error(status if isinstance(status, int) else None, message, code)]
         model = string(chunk, "modelVersion", "response")
         usage = obj(chunk, "usageMetadata", "response")
         normalised = normalise_usage(usage) if any(k.endswith("TokenCount") for k in usage) else None

@@ -32,7 +32,7 @@ from tractui.core.surrogates import without_surrogates
 from tractui.core.tags import ThinkTagExtractor, tag_pairs
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
-from tractui.providers.errors import describe_error_payload, make_error
+from tractui.providers.errors import describe_error_payload, stream_error
 from tractui.providers.shape import (
     as_object,
     as_text,
@@ -264,7 +264,7 @@ class ChatCompletionsParser:
                     status = value
                     break
         message, code = describe_error_payload(obj)
-        return make_error(status, message, code)
+        return stream_error(status, message, code)
 
     def close(self) -> list[StreamEvent]:
         out: list[StreamEvent] = list(self._extractor.close())

@@ -30,7 +30,7 @@ from tractui.core.reasoning import lowest_effort, map_effort
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
-from tractui.providers.errors import describe_error_payload, make_error
+from tractui.providers.errors import describe_error_payload, stream_error
 from tractui.providers.shape import count, json_text, loads_object, obj, string
 from tractui.providers.thinking_back import (
     current_turn_start,
@@ -355,7 +355,7 @@ class ResponsesParser:
             or {"message": "the response failed"}
         )
         message, code = describe_error_payload({"error": error})
-        return [make_error(None, message, code)]
+        return [stream_error(None, message, code)]
 
 
 def _item_id(parent: dict[str, Any], key: str, where: str) -> str:
