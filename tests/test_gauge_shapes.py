@@ -358,3 +358,29 @@ async def test_the_not_sent_advice_names_only_what_would_make_room(store, loopba
     errors = [e.message async for e in conv.retry() if isinstance(e, StreamError)]
     assert len(errors) == 1 and errors[0].endswith(" or lower or /compact"), errors
     assert "; /set max-tokens " in errors[0] and "shorten" not in errors[0], errors
+
+
+async def test_after_a_compaction_the_carried_gap_is_its_own_part_and_the_parts_add_up(store, loopback):
+    """A server with a hidden prompt: right after /compact the reading is an estimate carrying the gap the
+    calls showed. "messages" is the tokenizer's count of the messages (until 2026-11-28 it held the gap too);
+    the gap is a part of its own, and the parts still add up to the gauge's figure."""
+    from tractui.conversation.compaction.preflight import compact_conversation
+    from tractui.conversation.compaction.run import CompactionResult
+    from tractui.core.tokens import TokenCounter
+    from tractui.store.compile import merge_commits
+    from tractui.ui.screens.context import context_report
+
+    server = loopback.default = ModelServer(limit=64000, hidden_prompt=300)
+    conv = conversation(store, loopback, settings_for(64000), "openai")
+    await run(conv, server, turns=6)
+    results = [e async for e in compact_conversation(conv) if isinstance(e, CompactionResult)]
+    assert results[0].ok, results
+    reading = conv.gauge()
+    parts = reading.breakdown
+    assert reading.estimated and parts.gap >= 280  # the hidden prompt, as the calls showed it
+    assert parts.system + parts.tools + parts.messages + parts.thinking + parts.gap == reading.effective
+    assert parts.messages == TokenCounter().totals(merge_commits(conv.history()))[0]  # the tokenizer's alone
+    _, table, _ = context_report(reading, {})
+    names = [str(cell) for cell in table.columns[0].cells]
+    figures = dict(zip(names, (str(cell) for cell in table.columns[2].cells), strict=True))
+    assert figures["provider's count vs tokenizer (estimated)"] == str(parts.gap)

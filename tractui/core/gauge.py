@@ -53,10 +53,13 @@ class CallBasis:
 
 @dataclass(frozen=True)
 class Breakdown:
+    """The parts of the effective figure; they add up to it."""
+
     system: int
     tools: int
-    messages: int
+    messages: int  # with a basis, what the provider counted beyond the other parts; estimated, the tokenizer's count
     thinking: int
+    gap: int = 0  # an estimate's carried_gap: what the provider counts beyond the tokenizer, not a message
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,7 @@ def measure_context(
         pure = system + tools_tokens + new_since
         offset = carried_gap(gaps, pure)
         effective = max(0, pure + offset)
+        gap = effective - pure  # the carried gap as applied: its own part, not the messages'
         last_error = None
     else:
         covered = basis.message_count
@@ -259,12 +263,13 @@ def measure_context(
         effective = max(0, basis.input_tokens + output + shift + new_since)
         thinking = sent.thinking(messages, cost, total)
         offset = effective - (system + tools_tokens + body + thinking)
+        gap = 0  # the provider counted it all: the messages' part is what is left
         last_error = None
         if basis.estimated_input is not None:
             error = basis.estimated_input - basis.input_tokens
             last_error = (error, error / basis.input_tokens if basis.input_tokens else 0.0)
 
-    messages_part = effective - system - tools_tokens - thinking
+    messages_part = effective - system - tools_tokens - thinking - gap
     if messages_part < 0:
         warnings.append(
             f"system, tools and thinking estimates exceed the effective figure by {-messages_part} tokens; messages shown as 0"
@@ -280,7 +285,7 @@ def measure_context(
         reserve=reserve,
         usable=usable,
         threshold=int(compression * usable),
-        breakdown=Breakdown(system=system, tools=tools_tokens, messages=messages_part, thinking=thinking),
+        breakdown=Breakdown(system=system, tools=tools_tokens, messages=messages_part, thinking=thinking, gap=gap),
         new_since=new_since,
         free=max(0, usable - effective),
         last_error=last_error,

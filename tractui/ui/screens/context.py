@@ -48,6 +48,11 @@ def context_report(reading: Any, colours: dict[str, str], compactions: int = 0) 
         ("tools", breakdown.tools, colours.get("accent", "cyan")),
         ("messages", breakdown.messages, colours.get("primary", "blue")),
         ("thinking", breakdown.thinking, colours.get("thinking-foreground", "grey70")),
+        *(
+            [("provider's count vs tokenizer (estimated)", breakdown.gap, colours.get("primary", "blue"))]
+            if breakdown.gap
+            else []
+        ),
         ("output reserve", reading.reserve, colours.get("warning", "yellow")),
         ("safety margin", reading.margin, colours.get("warning", "yellow")),
         ("free", reading.free, colours.get("gauge-ok", "green")),
@@ -57,7 +62,8 @@ def context_report(reading: Any, colours: dict[str, str], compactions: int = 0) 
     table.add_column()
     table.add_column(justify="right")
     for name, value, colour in rows:
-        table.add_row(name, _bar(value, reading.limit, colour, empty), fmt.tokens(value))
+        figure = fmt.tokens(value) if value >= 0 else f"-{fmt.tokens(-value)}"  # a gap may be negative
+        table.add_row(name, _bar(max(0, value), reading.limit, colour, empty), figure)
     notes = Text()
     share = reading.threshold / reading.usable if reading.usable else 0
     notes.append(
