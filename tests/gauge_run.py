@@ -18,6 +18,7 @@ from model_server import GEMINI_MODEL, ModelServer, words
 
 from tractui.conversation.conversation import Conversation
 from tractui.core.events import Notice, StreamError
+from tractui.core.gauge import ContextReading
 from tractui.core.settings import Settings
 from tractui.providers import ProviderConfig
 from tractui.store.history import HistoryStore
@@ -39,6 +40,7 @@ class RunStats:
     refused: int = 0  # requests the server refused
     blocked: int = 0  # requests tractui did not send (over the limit by its own count)
     errors: list[float] = field(default_factory=list)  # (reading - counted) / counted, per answered request
+    after_compaction: list[float] = field(default_factory=list)  # the same, for the requests read right after one
     notices: list[str] = field(default_factory=list)
 
     @property
@@ -48,6 +50,10 @@ class RunStats:
     @property
     def max_error(self) -> float:
         return max((abs(e) for e in self.errors), default=0.0)
+
+    @property
+    def max_after_compaction(self) -> float:
+        return max((abs(e) for e in self.after_compaction), default=0.0)
 
 
 def settings_for(limit: int, **values: Any) -> Settings:
@@ -84,20 +90,30 @@ async def run(
         if last.kind == "assistant" and last.status == "complete" and last.content.text:
             stats.answered += 1
     stats.refused = len(server.refusals)
-    stats.errors = [
-        (reading - counted) / counted for reading, counted in zip(readings(conv), server.prompts, strict=False)
+    measured = list(zip(_readings(conv), server.prompts, strict=False))
+    stats.errors = [(reading.effective - counted) / counted for (reading, _), counted in measured]
+    stats.after_compaction = [
+        (reading.effective - counted) / counted for (reading, after), counted in measured if after
     ]
     return stats
 
 
 def readings(conv: Conversation) -> list[int]:
     """The gauge for each complete reply's request, read at the head it was sent under (before its reasoning)."""
+    return [reading.effective for reading, _ in _readings(conv)]
+
+
+def _readings(conv: Conversation) -> list[tuple[ContextReading, bool]]:
+    """Each reading, and whether a compaction came since the request before it (a summary in between)."""
     chain = conv.history()
     out = []
+    compacted = False
     for index, commit in enumerate(chain):
+        compacted = compacted or commit.kind == "summary"
         if commit.kind == "assistant" and commit.status == "complete":
             sent = index - 1
             while chain[sent].kind == "reasoning":
                 sent -= 1
-            out.append(conv.gauge(head=chain[sent].id).effective)
+            out.append((conv.gauge(head=chain[sent].id), compacted))
+            compacted = False
     return out
