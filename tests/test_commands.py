@@ -42,6 +42,7 @@ class Host:
     switched: list[Profile] = field(default_factory=list)
     refuse: bool = False
     known_models: list[ModelInfo] = field(default_factory=list)
+    configured_servers: tuple[str, ...] = ("demo",)
 
     def switch_profile(self, profile: Profile, *, restart_failed: bool = False) -> None:
         if self.refuse:
@@ -319,6 +320,17 @@ def test_profile_load_reports_warnings(host, tmp_path):
     assert not result.error and "warning:" in result.message and "unknown key 'flavour'" in result.message
 
 
+def test_profile_load_warns_of_a_server_config_toml_does_not_define(host, tmp_path):
+    """As a start with that profile does: until 2026-11-28 only /tools told, when asked."""
+    folder = tmp_path / "config" / "profiles"
+    folder.mkdir(parents=True)
+    (folder / "tooled.toml").write_text('provider = "demo"\nmodel = "demo"\nmcp_servers = ["demo", "nosuch"]\n')
+    result = run(host, "/profile load tooled")
+    assert not result.error and host.active_profile == "tooled"
+    assert "warning: no MCP server 'nosuch' in config.toml (its tools are not offered)" in result.message
+    assert "'demo'" not in result.message
+
+
 def test_profile_load_says_at_once_when_the_key_is_not_set(host, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     result = run(host, "/profile load claude")
@@ -406,6 +418,7 @@ class ConversationHost:
 
     conversation: Conversation
     profiles: ProfileStore
+    configured_servers: tuple[str, ...] = ()
 
     @property
     def settings(self) -> Settings:

@@ -9,7 +9,7 @@ nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -95,6 +95,11 @@ class CommandContext(Protocol):
     @property
     def known_models(self) -> Sequence[ModelInfo]:
         """The models the server listed for the current endpoint, once fetched (else empty)."""
+        ...
+
+    @property
+    def configured_servers(self) -> Collection[str]:
+        """The MCP servers config.toml defines: a profile that names another is warned of."""
         ...
 
     def switch_profile(self, profile: Profile, *, restart_failed: bool = False) -> None:
@@ -311,6 +316,9 @@ def switch(profile: Profile, ctx: CommandContext, what: str, *, restart_failed: 
         return _error(f"could not switch: {err}")
     lines = [f"{what} ({profile.provider} · {profile.model}); the history stays, the next request uses it"]
     lines.extend(f"warning: {w}" for w in profile.warnings)
+    for server in profile.mcp_servers or ():
+        if server not in ctx.configured_servers:
+            lines.append(f"warning: no MCP server '{server}' in config.toml (its tools are not offered)")
     if (missing := missing_key_notice(profile.provider_config())) is not None:
         lines.append(f"warning: {missing}")
     return CommandResult(message="\n".join(lines))

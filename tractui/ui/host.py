@@ -24,6 +24,8 @@ from tractui.ui.sanitize import sanitize
 from tractui.ui.widgets.input_box import InputBox
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from tractui.ui.screens.chat import ChatScreen
 
 STILL_STREAMING = "a reply is still streaming — Esc cancels it"
@@ -58,6 +60,11 @@ class CommandHost:
     @property
     def mcp_servers(self) -> tuple[str, ...] | None:
         return self.chat.conversation.mcp_servers
+
+    @property
+    def configured_servers(self) -> Collection[str]:
+        box = self.chat.toolbox
+        return box.config.servers.keys() if box is not None else ()
 
     @property
     def known_models(self) -> list[ModelInfo]:
