@@ -109,6 +109,24 @@ async def test_ctrl_o_with_no_tool_call_says_so(tmp_path):
         await wait_for(pilot, lambda: notes(app)[-1:] == ["no tool call on screen to open (Ctrl+O opens the newest)"])
 
 
+async def test_ctrl_t_with_no_thinking_on_screen_says_what_it_did(tmp_path):
+    """It said nothing (until 2026-11-28), yet thinking drawn after it (an older message scrolled
+    to, the next reply) comes folded: the note says so, and a second press undoes it."""
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+t")
+        await wait_for(
+            pilot, lambda: notes(app)[-1:] == ["no thinking on screen; thinking drawn from now on comes folded"]
+        )
+        assert app.chat.thinking_folded
+        await pilot.press("ctrl+t")
+        await wait_for(
+            pilot, lambda: notes(app)[-1:] == ["no thinking on screen; thinking drawn from now on comes unfolded"]
+        )
+        assert not app.chat.thinking_folded
+
+
 async def test_hiding_thinking_applies_to_past_and_future_replies(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:

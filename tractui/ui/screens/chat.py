@@ -800,12 +800,17 @@ class ChatScreen(Screen[None]):
         if self._worker is not None:
             self._worker.cancel()
 
-    def action_fold_thinking(self) -> None:
+    async def action_fold_thinking(self) -> None:
         from tractui.ui.widgets.thinking import ThinkingView
 
         views = list(self.query(ThinkingView))
-        fold = not all(v.folded for v in views)
+        fold = not all(v.folded for v in views) if views else not self.thinking_folded
         self.thinking_folded = fold
+        if not views:  # the key still does something: say what
+            await self.note(
+                f"no thinking on screen; thinking drawn from now on comes {'folded' if fold else 'unfolded'}"
+            )
+            return
         with self.query_one(ChatLog).reading_kept():
             for view in views:
                 if view.folded != fold:

@@ -27,7 +27,9 @@ KEYS = (
     ("Ctrl+Home", "scroll to the oldest message"),
     ("Ctrl+End", "follow the newest content"),
     ("Ctrl+C", "copy the selection; twice to quit"),
+    ("Ctrl+Q", "quit (the prompt's text is kept as a draft)"),
     ("Ctrl+P", "command palette"),
+    ("F1", "this help"),
 )
 
 
