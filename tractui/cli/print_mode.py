@@ -64,6 +64,7 @@ class _Outcome:
     step_limit: StepLimit | None = None  # the tool loop stopped at tools.maxSteps before the model answered
     tools: list[dict[str, Any]] = field(default_factory=list)  # each call of the turn, with its result
     spent: list[Usage] = field(default_factory=list)  # the turn's requests besides its replies (compaction)
+    started: set[str] = field(default_factory=set)  # the calls whose start (with arguments) is on stderr
 
     def stopped(self) -> str | None:
         """The step limit as the turn's failure, in one line."""
@@ -253,12 +254,15 @@ def _tool_line(state: ToolCallState, conv: Conversation, printer: _Printer, outc
         case "waiting":
             return
         case "running":
+            outcome.started.add(state.call_id)
             printer.note(f"tool {name} {one_line(call.arguments if call else '')}")
             return
         case _:
             result = one_line(state.result)
             shown = result if len(result) <= 200 else result[:199] + "…"
-            printer.note(f"tool {name} → {state.status} ({state.duration:.2f} s): {shown}")
+            # a call that never ran (denied, not run) has had no line with its arguments: this one has them
+            asked = "" if state.call_id in outcome.started else f" {one_line(call.arguments if call else '')}"
+            printer.note(f"tool {name}{asked} → {state.status} ({state.duration:.2f} s): {shown}")
     outcome.tools.append(
         {
             "id": state.call_id,
