@@ -139,6 +139,54 @@ def test_a_session_prefix_is_text_not_a_pattern(store, ref):
         store.resolve_session(ref)
 
 
+def _titled(store, *titles: str) -> list[str]:
+    """One session per title, its first message that title, in order (the last is the newest)."""
+    sessions = []
+    for title in titles:
+        sessions.append(store.create_session())
+        store.append(sessions[-1], "user", Content.human(title))
+    return sessions
+
+
+def test_search_matches_title_text_in_any_case_and_an_id_prefix(store):
+    plain, upper, accented, other = _titled(store, "fix the parser", "PARSER speed", "Über den Parser", "lunch")
+    assert [i.id for i in store.search_sessions("parser")] == [accented, upper, plain]  # newest first
+    assert [i.id for i in store.search_sessions("ÜBER")] == [accented]
+    assert [i.id for i in store.search_sessions("  the   parser ")] == [plain]  # spaced as titles are
+    assert [i.id for i in store.search_sessions(other.lower())] == [other]
+    assert {i.id for i in store.search_sessions(other[:10])} == {plain, upper, accented, other}  # a prefix
+    assert store.search_sessions(other[1:]) == []  # an id is matched from its start only
+    found = store.search_sessions("lunch")[0]
+    assert found.message_count == 1 and found.title == "lunch"  # rows as list_sessions gives them
+
+
+@pytest.mark.parametrize(("text", "found"), [("%", [1]), ("_", [2]), ("50%", [1]), ("a_b", [2]), ("\\", [3])])
+def test_search_takes_like_wildcards_as_characters(store, text, found):
+    sessions = _titled(store, "plain words", "rate 50% off", "snake a_b case", "back\\slash")
+    assert [i.id for i in store.search_sessions(text)] == [sessions[n] for n in reversed(found)]
+
+
+def test_search_keeps_to_the_limit_and_lists_all_when_blank(store):
+    sessions = _titled(store, *(f"note {n}" for n in range(5)))
+    assert [i.id for i in store.search_sessions("note", limit=2)] == sessions[:2:-1]
+    assert [i.id for i in store.search_sessions(" ", limit=3)] == [i.id for i in store.list_sessions(limit=3)]
+    assert store.search_sessions("nothing like it") == []
+
+
+def test_delete_session_removes_its_commits_and_leaves_the_others(store):
+    kept, gone = _titled(store, "kept", "gone")
+    store.append(gone, "assistant", ai("answer"))
+    assert store.chain(gone)  # read: kept in the store's memory
+    store.delete_session(gone)
+    assert [i.id for i in store.list_sessions()] == [kept] and store.session(gone) is None
+    assert store.seen_head(gone) is None and store.commits(gone) == []
+    with sqlite3.connect(store.path) as raw:  # the file itself, past any memory of the store
+        assert raw.execute("SELECT COUNT(*) FROM commits WHERE session_id = ?", (gone,)).fetchone() == (0,)
+        assert raw.execute("SELECT COUNT(*) FROM commits WHERE session_id = ?", (kept,)).fetchone() == (1,)
+    with pytest.raises(StoreError, match="no session"):
+        store.delete_session(gone)
+
+
 def test_totals_sum_every_branch(store):
     sid = store.create_session()
     u = store.append(sid, "user", Content.human("q"))

@@ -151,6 +151,17 @@ class _Known:
     walked: tuple[str, list[str]] | None = None  # the last chain walked: its head, its ids root first
 
 
+def _fold(text: str | None) -> str:
+    """SQLite's LIKE folds ASCII letters only: searches fold in Python, so "über" finds "Über"."""
+    return (text or "").casefold()
+
+
+def _like_pattern(text: str) -> str:
+    """``text`` anywhere, its ``%``, ``_`` and ``\\`` taken as characters (``ESCAPE '\\'``)."""
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
 def _title_of(content: Content) -> str:
     line = " ".join(content.text.split())
     return line[:80] + ("…" if len(line) > 80 else "")
@@ -167,6 +178,7 @@ class HistoryStore:
         self._heads: dict[str, str] = {}
         self._known: dict[str, _Known] = {}  # the sessions read lately, most recent last
         self._version: int | None = None  # the file's data_version when they were read
+        self._conn.create_function("casefold", 1, _fold, deterministic=True)
 
     def seen_head(self, session_id: str) -> str | None:
         """The head of ``session_id`` as this process last saw or left it (``None``: not yet)."""
@@ -271,6 +283,29 @@ class HistoryStore:
         sql = "SELECT id, created_at, updated_at, head, title FROM sessions ORDER BY updated_at DESC, id DESC"
         rows = self._conn.execute(sql + (" LIMIT ?" if limit else ""), (limit,) if limit else ()).fetchall()
         return [self._info(r) for r in rows]
+
+    def search_sessions(self, text: str, limit: int | None = None) -> list[SessionInfo]:
+        """Sessions whose title holds ``text`` (any case) or whose id starts with it, newest activity
+        first; blank ``text`` lists them all. Matched in SQL: no message is read."""
+        words = " ".join(text.split())  # titles are stored on one line, single-spaced
+        if not words:
+            return self.list_sessions(limit)
+        sql = (
+            "SELECT id, created_at, updated_at, head, title FROM sessions"
+            " WHERE casefold(title) LIKE ? ESCAPE '\\' OR substr(id, 1, ?) = ?"
+            " ORDER BY updated_at DESC, id DESC"
+        )
+        params: tuple[Any, ...] = (_like_pattern(_fold(words)), len(words), words.upper())
+        rows = self._conn.execute(sql + (" LIMIT ?" if limit else ""), params + ((limit,) if limit else ())).fetchall()
+        return [self._info(r) for r in rows]
+
+    def delete_session(self, session_id: str) -> None:
+        """Remove the session and every commit of it (the schema cascades), in one transaction."""
+        with self._transaction() as conn:
+            if conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
+                raise StoreError(f"no session '{session_id}' in {self.path}")
+        self._heads.pop(session_id, None)
+        self._known.pop(session_id, None)
 
     def latest_session(self) -> str | None:
         row = self._conn.execute("SELECT id FROM sessions ORDER BY updated_at DESC, id DESC LIMIT 1").fetchone()

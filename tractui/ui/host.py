@@ -181,8 +181,7 @@ class CommandHost:
         from tractui.ui.screens.sessions import SessionsScreen
 
         conversation = self.chat.conversation
-        sessions = conversation.store.list_sessions(limit=200)
-        await self.chat.app.push_screen(SessionsScreen(sessions, conversation.session_id), self._open_session)
+        await self.chat.app.push_screen(SessionsScreen(conversation.store, conversation.session_id), self._open_session)
 
     async def _open_session(self, session_id: str | None) -> None:
         if session_id is None:
