@@ -133,7 +133,7 @@ async def test_ctrl_d_and_yes_deletes_the_highlighted_session(tmp_path, yes):
         screen = await _open(pilot)
         await pilot.press("down", "ctrl+d")  # "rate 50% off"
         await settle(pilot)
-        assert _status(screen).startswith("delete 'rate 50% off' and all its messages?")
+        assert _status(screen).startswith("delete 'rate 50% off' with all its messages?")
         assert screen.query_one(Input).value == ""  # Ctrl+D is the dialog's, not the box's
         await pilot.press(yes)
         await settle(pilot)
@@ -179,3 +179,13 @@ async def test_the_current_session_is_not_deleted(tmp_path):
         await pilot.press("y")
         await settle(pilot)
         assert store.session(ids["lunch plans"]) is not None and screen.query_one(Input).value == "lunchy"
+
+
+async def test_moving_on_after_ctrl_d_is_a_no(tmp_path):
+    app, ids = _app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot)
+        await pilot.press("ctrl+d", "down", "y")
+        await settle(pilot)
+        assert screen.doomed is None and screen.query_one(Input).value == "y"
+        assert app.conversation.store.session(ids["trip to Lyon"]) is not None

@@ -54,13 +54,14 @@ class SearchBox(Input):
 class SessionsScreen(ModalScreen[str | None]):
     """Dismisses with the chosen session id, or ``None``. Deletes go straight to ``store``."""
 
+    # all priority, so they are taken in the order pressed (a key the box gets first is handled a turn
+    # later): the box has no use for the list's keys, and would take Ctrl+D, y, n and Enter for itself
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "Close"),
-        Binding("up", "move('cursor_up')", show=False),
-        Binding("down", "move('cursor_down')", show=False),
-        Binding("pageup", "move('page_up')", show=False),
-        Binding("pagedown", "move('page_down')", show=False),
-        # priority: the search box would take Ctrl+D (delete right), y and n (text), Enter (submit)
+        Binding("escape", "close", "Close", priority=True),
+        Binding("up", "move('cursor_up')", show=False, priority=True),
+        Binding("down", "move('cursor_down')", show=False, priority=True),
+        Binding("pageup", "move('page_up')", show=False, priority=True),
+        Binding("pagedown", "move('page_down')", show=False, priority=True),
         Binding("ctrl+d", "ask_delete", "Delete", priority=True),
         Binding("y,enter", "confirm_delete", show=False, priority=True),
         Binding("n", "cancel_delete", show=False, priority=True),
@@ -148,11 +149,9 @@ class SessionsScreen(ModalScreen[str | None]):
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
 
-    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if self.doomed is not None and event.option.id != self.doomed.id:
-            self.action_cancel_delete()
-
     def action_move(self, how: str) -> None:
+        if self.doomed is not None:  # moving on is a no to the question
+            self.action_cancel_delete()
         picker = self.query_one(OptionList)
         match how:
             case "cursor_up":
@@ -178,7 +177,7 @@ class SessionsScreen(ModalScreen[str | None]):
             self._say("this is the session you are in; it cannot be deleted (/new first)", error=True)
         else:
             self.doomed = info
-            self._say(f"delete '{_title(info)[:40]}' and all its messages? y/Enter deletes · n/Esc keeps", error=True)
+            self._say(f"delete '{_title(info)[:30]}' with all its messages? y/Enter deletes · n/Esc keeps", error=True)
 
     def action_confirm_delete(self) -> None:
         doomed, self.doomed = self.doomed, None
