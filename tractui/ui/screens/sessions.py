@@ -88,8 +88,8 @@ class SessionsScreen(ModalScreen[str | None]):
         self.query_one(Input).focus()
         self._refresh()
 
-    def _refresh(self, keep: str | None = None) -> None:
-        """List what the search box matches, the row ``keep`` highlighted again when it still is."""
+    def _refresh(self) -> None:
+        """List what the search box matches, the newest highlighted."""
         text = self.query_one(Input).value
         try:
             found = self.store.search_sessions(text, limit=SHOWN + 1)
@@ -101,7 +101,7 @@ class SessionsScreen(ModalScreen[str | None]):
         picker.clear_options()
         picker.add_options(Option(_row(info, info.id == self.current), id=info.id) for info in self.sessions)
         ids = [info.id for info in self.sessions]
-        picker.highlighted = ids.index(keep) if keep in ids else (0 if ids else None)
+        picker.highlighted = 0 if ids else None
         picker.display = bool(ids)
         if not ids:
             self._say(f"no session matches '{sanitize(text.strip())}'" if text.strip() else "No sessions yet.")
