@@ -429,8 +429,7 @@ async def test_a_call_to_a_server_that_failed_is_answered_at_once_and_nothing_is
         conv.approve = always
         await run(conv)
         connection = box.connections["test"]
-        while connection.state != "failed":  # noticed as the server's output ends
-            await asyncio.sleep(0.02)
+        assert connection.state == "failed"  # noticed as the call failed, before the next request
         model.steps, model.served = final("test__huge", {"words": 3}), 0
         events = await run(conv, "and now something long")
         assert asked == ["crash"] and saved == ["crash"]
@@ -438,6 +437,43 @@ async def test_a_call_to_a_server_that_failed_is_answered_at_once_and_nothing_is
         told = f"not run: the MCP server test failed ({connection.reason})"
         assert results(conv)[-1] == told and connection.reason
         assert server.requests[-1].json["messages"][-1]["content"] == told and model.refusals == []
+
+
+async def test_the_request_after_a_call_its_server_crashed_under_offers_none_of_its_tools(tmp_path, server):
+    """The crash was the round's last call: the next request is built from the failed server's
+    state, not from the moment before its owner noticed (it offered all its tools)."""
+    box = fresh(tmp_path, demo=DEMO, test=TEST)
+    box.start()
+    try:
+        assert await box.settled(60)
+        conv, model = chat(tmp_path, server, box, final("test__crash"))
+        conv.approve = allow
+        await run(conv)
+        offered = [t["function"]["name"] for t in server.requests[-1].json.get("tools", [])]
+        assert offered and not [name for name in offered if name.startswith("test__")]
+        assert model.refusals == [] and conv.history()[-1].content.text == "finished"
+    finally:
+        await box.aclose()
+
+
+async def test_a_call_after_one_its_server_crashed_under_is_answered_without_asking(tmp_path, server):
+    """Two calls to one server in a round; the first crashes it: the second is not asked about
+    (an "always" would be saved for a call that cannot run), it is answered at once."""
+    async with remembering(tmp_path) as (box, saved):
+        calls = [("test__crash", {}), ("test__huge", {"words": 3})]
+        conv, model = chat(tmp_path, server, box, [Step("two calls", calls=calls), Step("done", text="finished")])
+        asked: list[str] = []
+
+        async def always(request: ToolRequest) -> Decision:
+            asked.append(request.tool)
+            return Decision("always")
+
+        conv.approve = always
+        events = await run(conv)
+        assert asked == ["crash"] and saved == ["crash"]
+        assert states(events)[-2:] == [("crash", "error"), ("huge", "not_run")]  # no "waiting": no question
+        assert results(conv)[-1] == "not run: the MCP server test failed (the server exited)"
+        assert model.refusals == [] and server.requests[-1].json.get("tools", []) == []
 
 
 async def test_an_always_given_after_the_server_failed_under_the_question_is_not_kept(tmp_path, server):

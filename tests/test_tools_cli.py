@@ -307,3 +307,17 @@ async def test_print_mode_says_which_servers_failed_to_start(tmp_path, loopback)
     assert told.startswith("warning: MCP server broken failed: command not found: no-such-program-x;")
     assert "its tools are not offered" in told and "broken.log" in told
     assert "Traceback" not in err and model.refusals == []
+
+
+async def test_print_mode_offers_none_of_a_servers_tools_after_it_crashed_under_the_rounds_last_call(
+    tmp_path, loopback
+):
+    """The crash was the round's last call: the next request still offered every tool of the dead server."""
+    env = configure(tmp_path, {"demo": DEMO_SERVER, "test": TEST_SERVER})
+    model = loopback.default = StrictChat([Step("crash it", calls=[("test__crash", {})]), Step("ok", text="Gone.")])
+    code, out, err = await tractui(env, "-p", "crash", *provider_flags(loopback), "--allow-all-tools")
+    assert (code, out) == (0, "Gone.\n"), err
+    assert "not finished: the MCP server test exited while the call ran" in err and model.refusals == []
+    first, after = ([t["function"]["name"] for t in r.json.get("tools", [])] for r in loopback.requests[-2:])
+    assert "test__crash" in first
+    assert after and all(name.startswith("demo__") for name in after)

@@ -246,3 +246,28 @@ async def test_a_failed_server_is_restarted_from_slash_tools_or_by_loading_its_p
         await run(pilot, "and now?")
         assert "test__sleep" in offered(loopback)
         assert "Traceback" not in screen_text(app)
+
+
+async def test_a_call_after_one_its_server_crashed_under_is_answered_without_a_question(tmp_path, loopback):
+    """The first call of a round crashes the test server: the second, to the same server, opened a
+    consent question for a call that could not run; the request after them offered the dead
+    server's tools."""
+    from strict_servers import Step, StrictChat
+
+    app = with_servers(tmp_path, loopback, "kimi-local")
+    calls = [("test__crash", {}), ("test__huge", {"words": 3})]
+    model = loopback.default = StrictChat([Step("Both.", calls=calls), Step("Done.", text="It went away.")])
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.chat.ready)
+        await ready(pilot, app, "demo", "test")
+        await type_line(pilot, "crash it, then a long one")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen), timeout=60)
+        app.chat.clock.advance(TYPING_PAUSE)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: [v.status for v in app.query(ToolCallView)] == ["error", "not_run"], timeout=60)
+        await settle(pilot)
+        assert not isinstance(app.screen, ConsentScreen)
+        assert "not run: the MCP server test failed (the server exited)" in screen_text(app)
+        assert "It went away." in screen_text(app) and model.refusals == []
+        assert screen_text(app).count("MCP server test failed: the server exited") == 1
+        assert offered(loopback) == DEMO_TOOLS

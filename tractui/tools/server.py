@@ -146,7 +146,7 @@ class McpConnection:
                 await self._hold(client, closed)
                 self._client = None
                 if closed.is_set() and not self._stop.is_set():
-                    self._fail(self._last_log_line() or "the server exited")
+                    self._fail(self._last_log_line() or "the server exited")  # unless a call said so first
 
     def _transport(self, errlog: Any) -> Any:
         from mcp import StdioServerParameters, stdio_client
@@ -200,6 +200,9 @@ class McpConnection:
             self.on_change(self)
 
     def _fail(self, reason: str) -> None:
+        """The first word on a failure stands: a call the server died under may say it before the owner task."""
+        if self.state == "failed":
+            return
         self.reason = one_line(reason)
         self._set("failed")
 
@@ -213,12 +216,17 @@ class McpConnection:
             return ""
         return lines[-1] if lines and not lines[-1].startswith("--- ") else ""
 
-    def gone(self) -> str | None:
-        """Why the server's output ended (it exited or crashed); ``None`` while it is there. Set
-        before the SDK fails the calls it was waiting on, so a call's failure can say so."""
+    def failed_under_call(self) -> str | None:
+        """Why the server's output ended (it exited or crashed), once a call failed; ``None`` while it
+        is there. The output's end is seen before the SDK fails the calls it was waiting on, and the
+        server is marked failed at once: the caller goes on to its next call or request before the
+        owner task notices."""
         if self._closed is None or not self._closed.is_set():
             return None
-        return self._last_log_line() or "the server exited"
+        reason = self._last_log_line() or "the server exited"
+        if not self._stop.is_set():  # stopped by tractui: its owner says so
+            self._fail(reason)
+        return one_line(reason)
 
     # -- from any task -----------------------------------------------------
     async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:

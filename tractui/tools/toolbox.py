@@ -254,7 +254,7 @@ class Toolbox:
             if connection.retired:  # the SDK says "Connection closed": say who closed it
                 why = f"not finished: the MCP server {request.server} was stopped by {connection.retired} while the call ran"
                 return ToolOutcome("error", why, took)
-            if (reason := connection.gone()) is not None:  # it exited or crashed under the call
+            if (reason := connection.failed_under_call()) is not None:  # it exited or crashed under the call
                 return ToolOutcome(
                     "error", f"not finished: the MCP server {request.server} exited while the call ran ({reason})", took
                 )
