@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,7 @@ from tractui.core.settings import Settings
 from tractui.providers.config import ProviderConfig
 from tractui.store.compile import UNANSWERED, compile_history
 from tractui.store.history import HistoryStore
-from tractui.tools.consent import ConsentPolicy, Decision, ToolRequest
+from tractui.tools.consent import Choice, ConsentPolicy, Decision, ToolRequest
 from tractui.tools.results import CUT
 from tractui.tools.toolbox import Toolbox
 
@@ -81,6 +81,17 @@ async def allow(request: ToolRequest) -> Decision:
     return Decision("once")
 
 
+def answering(choice: Choice) -> tuple[list[str], Callable[[ToolRequest], Awaitable[Decision]]]:
+    """An approver that answers every question with ``choice``, and the tools it was asked about."""
+    asked: list[str] = []
+
+    async def approve(request: ToolRequest) -> Decision:
+        asked.append(request.tool)
+        return Decision(choice)
+
+    return asked, approve
+
+
 def final(tool: str, args: dict[str, object] | None = None) -> list[Step]:
     return [Step("call it", calls=[(tool, args or {})]), Step("done", text="finished")]
 
@@ -93,11 +104,7 @@ async def test_an_always_that_cannot_be_saved_holds_for_the_session_and_says_so(
     def unwritable(server: str, tool: str, fingerprint: str) -> None:
         raise ProfileError("cannot write /nowhere/config.toml: Permission denied")
 
-    asked: list[str] = []
-
-    async def always(request: ToolRequest) -> Decision:
-        asked.append(request.tool)
-        return Decision("always")
+    asked, always = answering("always")
 
     kept, toolbox.consent = toolbox.consent, ConsentPolicy(remember=unwritable)
     try:
@@ -120,11 +127,7 @@ async def test_an_always_that_cannot_be_saved_holds_for_the_session_and_says_so(
 async def test_a_call_whose_arguments_cannot_be_run_is_answered_without_asking(tmp_path, server, toolbox, arguments):
     """Arguments that are not a JSON object: the user is not asked to allow what would not run."""
     conv, model = chat(tmp_path, server, toolbox, final("demo__add", arguments))  # type: ignore[arg-type]
-    asked: list[str] = []
-
-    async def ask(request: ToolRequest) -> Decision:
-        asked.append(request.tool)
-        return Decision("once")
+    asked, ask = answering("once")
 
     conv.approve = ask
     events = await run(conv)
@@ -420,11 +423,7 @@ async def test_a_call_to_a_server_that_failed_is_answered_at_once_and_nothing_is
     "always" would be saved in config.toml for a call that cannot run), and the model reads why."""
     async with remembering(tmp_path) as (box, saved):
         conv, model = chat(tmp_path, server, box, final("test__crash"))
-        asked: list[str] = []
-
-        async def always(request: ToolRequest) -> Decision:
-            asked.append(request.tool)
-            return Decision("always")
+        asked, always = answering("always")
 
         conv.approve = always
         await run(conv)
@@ -462,11 +461,7 @@ async def test_a_call_after_one_its_server_crashed_under_is_answered_without_ask
     async with remembering(tmp_path) as (box, saved):
         calls = [("test__crash", {}), ("test__huge", {"words": 3})]
         conv, model = chat(tmp_path, server, box, [Step("two calls", calls=calls), Step("done", text="finished")])
-        asked: list[str] = []
-
-        async def always(request: ToolRequest) -> Decision:
-            asked.append(request.tool)
-            return Decision("always")
+        asked, always = answering("always")
 
         conv.approve = always
         events = await run(conv)
