@@ -100,10 +100,9 @@ class SessionsScreen(ModalScreen[str | None]):
         picker = self.query_one(OptionList)
         picker.clear_options()
         picker.add_options(Option(_row(info, info.id == self.current), id=info.id) for info in self.sessions)
-        ids = [info.id for info in self.sessions]
-        picker.highlighted = 0 if ids else None
-        picker.display = bool(ids)
-        if not ids:
+        picker.highlighted = 0 if self.sessions else None
+        picker.display = bool(self.sessions)
+        if not self.sessions:
             self._say(f"no session matches '{sanitize(text.strip())}'" if text.strip() else "No sessions yet.")
         elif len(found) > SHOWN:
             self._say(f"the newest {SHOWN} shown; type to narrow")
