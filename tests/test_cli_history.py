@@ -301,3 +301,62 @@ def test_a_failed_reply_says_what_went_wrong_in_markdown(data):
     code, out, _ = run("export", sid, "--format", "md")
     told = "_(error: cut: the connection was cut mid-stream (ReadError); what arrived is kept)_"
     assert code == 0 and out.count(told) == 1 and out.index("Half an answer") < out.index(told)
+
+
+def test_delete_with_yes_removes_the_session_and_says_which(data):
+    sid = populate()
+    with HistoryStore(history_path()) as store:
+        other = store.create_session()
+        store.append(other, "user", Content.human("kept"))
+    code, out, err = run("delete", sid[:24], "--yes")
+    assert (code, err) == (0, "")
+    assert out == f"deleted session {sid} 'How do I cross the street?' (4 messages)\n"
+    sessions = run("sessions")[1]
+    assert sid not in sessions and other in sessions
+
+
+@pytest.mark.parametrize(("answer", "deleted"), [("y\n", True), ("yes\n", True), ("n\n", False), ("\n", False)])
+def test_delete_asks_on_a_terminal(data, monkeypatch, answer, deleted):
+    sid = populate()
+    monkeypatch.setattr(sys, "stdin", Tty(answer))
+    code, out, err = run("delete", sid)
+    assert err == f"delete session {sid} 'How do I cross the street?' (4 messages)? [y/N] "
+    assert (code, out.startswith("deleted"), out == "not deleted\n") == (
+        (0, True, False) if deleted else (1, False, True)
+    )
+    assert (sid in run("sessions")[1]) is not deleted
+
+
+def test_delete_without_a_terminal_to_ask_on_needs_yes(data, monkeypatch):
+    sid = populate()
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
+    code, out, err = run("delete", sid)
+    assert (code, out) == (2, "") and err == (
+        "tractui: delete asks first, and there is no terminal to ask on; add --yes to delete without asking\n"
+    )
+    assert sid in run("sessions")[1]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (("delete",), "the following arguments are required: session"),
+        (("delete", " ", "--yes"), "delete needs a session id or its first characters"),
+        (("delete", "NOSUCH", "--yes"), "no session 'NOSUCH'"),
+    ],
+)
+def test_delete_of_no_session_is_one_line_and_deletes_nothing(data, argv, needle):
+    sid = populate()
+    code, out, err = run(*argv)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1 and out == ""
+    assert sid in run("sessions")[1]
+
+
+def test_delete_of_a_session_open_in_a_window_is_refused(data):
+    sid = populate()
+    with HistoryStore(history_path()) as window:
+        window.hold(sid)
+        code, out, err = run("delete", sid, "--yes")
+        assert code == 2 and out == ""
+        assert err.startswith(f"tractui: session '{sid[:8]}' is open in another tractui window")
+    assert run("delete", sid, "--yes")[0] == 0

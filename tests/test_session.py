@@ -316,7 +316,10 @@ async def test_api_key_never_reaches_the_store(store, config, loopback, tmp_path
     exported = json.dumps(store.export_session(conv.session_id)) + export_markdown(store, conv.session_id)
     assert "fine" in exported and SECRET not in exported
     store.close()
-    raw = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("history.db"))
+    beside = [
+        p for p in tmp_path.rglob("*") if p.is_file() and p.relative_to(tmp_path).parts[0].startswith("history.db")
+    ]
+    raw = b"".join(p.read_bytes() for p in beside)
     assert raw and SECRET.encode() not in raw
 
 

@@ -189,3 +189,26 @@ async def test_moving_on_after_ctrl_d_is_a_no(tmp_path):
         await settle(pilot)
         assert screen.doomed is None and screen.query_one(Input).value == "y"
         assert app.conversation.store.session(ids["trip to Lyon"]) is not None
+
+
+async def test_a_session_open_in_another_window_is_not_deleted(tmp_path):
+    """Deleting it left that window failing every send ("free some space") until 2026-11-28."""
+    from tractui.store.history import HistoryStore
+
+    app, ids = _app(tmp_path)
+    store = app.conversation.store
+    other = HistoryStore(store.path)  # another tractui, in "trip to Lyon"
+    other.hold(ids["trip to Lyon"])
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            screen = await _open(pilot)
+            await pilot.press("ctrl+d", "y")
+            await settle(pilot)
+            assert _status(screen).startswith(f"session '{ids['trip to Lyon'][:8]}' is open in another tractui window")
+            assert store.session(ids["trip to Lyon"]) is not None and _listed(screen)[0] == "trip to Lyon"
+            other.hold(None)  # it moved on (/new): now it goes
+            await pilot.press("ctrl+d", "y")
+            await settle(pilot)
+            assert store.session(ids["trip to Lyon"]) is None and _status(screen) == "deleted 'trip to Lyon'"
+    finally:
+        other.close()

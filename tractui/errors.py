@@ -15,6 +15,7 @@ a bug, never caught by a handler that expects one of these::
     │   ├── ConversationError  a request the conversation cannot honour
     │   ├── CompactionError    compaction could not run
     │   ├── StoreError         the history database cannot be used
+    │   │   └── SessionGone    the session was deleted while this window had it open
     │   ├── ThemeError         a theme file that does not load
     │   ├── UsageError         a shell command used wrongly
     │   └── OutputError        what a shell command prints cannot be written (a full disk)
@@ -70,6 +71,10 @@ class EmptySummaryError(CompactionError):
 
 class StoreError(UserError):
     """The history database cannot be used; the message names the file."""
+
+
+class SessionGone(StoreError):
+    """The session was deleted (by a window that could not see this one's hold) while open here."""
 
 
 class ThemeError(UserError):

@@ -1,4 +1,4 @@
-"""``tractui sessions | log | export | import``: the history from the shell.
+"""``tractui sessions | log | export | import | delete``: the history from the shell.
 
 Errors are one line on stderr and exit 2; nothing is written unless the
 command succeeds.
@@ -7,6 +7,8 @@ command succeeds.
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from tractui.cli.terminal import Terminal, one_line
@@ -102,6 +104,37 @@ def cmd_import(store: HistoryStore, file: str, out: Terminal) -> int:
     return 0
 
 
+def cmd_delete(store: HistoryStore, ref: str, out: Terminal, ask: Callable[[str], str] | None) -> int:
+    """Delete session ``ref`` after a yes (``ask`` is ``None`` with ``--yes``, or with no terminal to
+    ask on: then refused); refused while another window has it open."""
+    if not ref.strip():  # not the latest by default, as the other commands take it
+        raise UsageError("delete needs a session id or its first characters (tractui sessions lists them)")
+    session_id = store.resolve_session(ref)
+    info = store.session(session_id)
+    if info is None:
+        raise UsageError(f"no session '{one_line(ref)}' in {store.path}")
+    named = f"session {info.id} '{one_line(info.title) or '(untitled)'}' ({info.message_count} messages)"
+    if ask is not None and ask(f"delete {named}? [y/N] ").strip().lower() not in ("y", "yes"):
+        out.write("not deleted\n")
+        return 1
+    store.delete_session(session_id)
+    out.write(f"deleted {named}\n")
+    return 0
+
+
+def _asker(err: Terminal) -> Callable[[str], str]:
+    """A question on stderr, its answer from the terminal; no terminal: refused (``--yes`` says it)."""
+    stdin = sys.stdin
+    if stdin is None or not stdin.isatty():
+        raise UsageError("delete asks first, and there is no terminal to ask on; add --yes to delete without asking")
+
+    def ask(question: str) -> str:
+        err.write(question)
+        return stdin.readline()
+
+    return ask
+
+
 def run_history_command(args: argparse.Namespace, *, out: Terminal, err: Terminal) -> int:
     """Run the history command ``args`` names (parsed by ``tractui.cli.main``)."""
     try:
@@ -110,6 +143,8 @@ def run_history_command(args: argparse.Namespace, *, out: Terminal, err: Termina
                 return cmd_sessions(store, out)
             if args.command == "log":
                 return cmd_log(store, args.session, out)
+            if args.command == "delete":
+                return cmd_delete(store, args.session, out, None if args.yes else _asker(err))
             if args.command == "export":
                 return cmd_export(store, args.session, args.format, args.output, out, raw=args.raw)
             return cmd_import(store, args.file, out)

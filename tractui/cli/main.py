@@ -1,5 +1,5 @@
 """The ``tractui`` entry point: one argparse parser for the app, print mode (``-p``)
-and the history commands (``sessions``, ``log``, ``export``, ``import``).
+and the history commands (``sessions``, ``log``, ``export``, ``import``, ``delete``).
 
 Each mode is a module of its own, imported only when used, so ``tractui
 --version`` stays instant and the app's first frame pays for nothing else.
@@ -35,7 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tractui",
         description="A terminal chat client for reasoning models. Runs the app; -p prints one answer.",
-        epilog="History: tractui sessions | log [SESSION] | export [SESSION] --format md|json | import FILE. "
+        epilog="History: tractui sessions | log [SESSION] | export [SESSION] --format md|json | import FILE | delete SESSION. "
         "Tools: tractui mcp list | mcp import FILE",
     )
     parser.add_argument("--version", action="version", version=f"tractui {__version__}")
@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument(
         "--raw", action="store_true", help="markdown: keep control characters as they are (default: shown as codes)"
     )
+    delete = sub.add_parser("delete", help="delete a session and all its messages (asks first)")
+    delete.add_argument("session", help="session id or unique prefix")
+    delete.add_argument("-y", "--yes", action="store_true", help="delete without asking")
     imp = sub.add_parser("import", help="load a session exported as JSON")
     imp.add_argument("file", metavar="FILE")
     mcp = sub.add_parser("mcp", help="MCP servers: list their state and tools, or import another client's config")

@@ -39,7 +39,7 @@ from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.core.urls import public_url
-from tractui.errors import ConversationError, StoreError
+from tractui.errors import ConversationError, SessionGone, StoreError
 from tractui.providers import make_provider
 from tractui.providers.config import ProviderConfig
 from tractui.providers.errors import unreadable
@@ -87,7 +87,7 @@ class Conversation:
         self.mcp_servers = mcp_servers  # the profile's MCP servers; all configured ones when None
         self._provider = provider
         self._retired: list[Provider] = []  # replaced by a profile switch; closed in aclose()
-        self.session_id: str | None = store.resolve_session(session_id) if session_id else None
+        self.session_id = store.resolve_session(session_id) if session_id else None
         if self.session_id is not None and store.seen_head(self.session_id) is None:  # the head the app drew from stays
             store.see_head(self.session_id)
         self._producer: asyncio.Task[None] | None = None
@@ -109,6 +109,16 @@ class Conversation:
         self._told_unsaved = False  # said once per spell of failed writes
 
     # -- sessions ----------------------------------------------------------
+    @property
+    def session_id(self) -> str | None:
+        """The session this window is in (``None``: a new one, made with the first message)."""
+        return self._session_id
+
+    @session_id.setter
+    def session_id(self, value: str | None) -> None:
+        self._session_id = value
+        self.store.hold(value)  # no other window may delete it meanwhile
+
     def new_session(self) -> None:
         """Start afresh; the session is created with the first message, so no empty sessions pile up."""
         self.session_id = None
@@ -645,9 +655,14 @@ def _told_if_never_run(queue: asyncio.Queue[StreamEvent | _End], task: asyncio.T
 
 
 def _not_sent(exc: StoreError) -> StreamError:
-    """The next step fits the cause: another program holding the file, or a full disk."""
-    held = "locked" in str(exc) or "busy" in str(exc)
-    step = "send it again once the other program lets go of the file" if held else "free some space and send it again"
+    """The next step fits the cause: the session deleted elsewhere, another program holding the
+    file, or a full disk."""
+    if isinstance(exc, SessionGone):
+        step = "/new starts a new session, and ↑ brings the message back"
+    elif "locked" in str(exc) or "busy" in str(exc):
+        step = "send it again once the other program lets go of the file"
+    else:
+        step = "free some space and send it again"
     return StreamError(
         kind="storage", message=f"the history cannot be written ({exc}): your message was not sent; {step}"
     )

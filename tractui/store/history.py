@@ -23,8 +23,9 @@ from pydantic import TypeAdapter
 
 from tractui.core.content import Content, Usage
 from tractui.core.heap import gc_paused
-from tractui.errors import StoreError
+from tractui.errors import SessionGone, StoreError
 from tractui.store.db import connect, mark_clean
+from tractui.store.session_locks import SessionLocks
 
 Kind = Literal["user", "reasoning", "assistant", "tool", "summary", "system"]
 Status = Literal["complete", "interrupted", "error"]
@@ -179,6 +180,12 @@ class HistoryStore:
         self._known: dict[str, _Known] = {}  # the sessions read lately, most recent last
         self._version: int | None = None  # the file's data_version when they were read
         self._conn.create_function("casefold", 1, _fold, deterministic=True)
+        self._locks = SessionLocks(self.path)
+
+    def hold(self, session_id: str | None) -> None:
+        """Mark ``session_id`` as open in this window (none: no session), so that no other
+        window deletes it meanwhile."""
+        self._locks.hold(session_id)
 
     def seen_head(self, session_id: str) -> str | None:
         """The head of ``session_id`` as this process last saw or left it (``None``: not yet)."""
@@ -207,6 +214,7 @@ class HistoryStore:
         return next((c for c in reversed(end) if c.kind == "assistant"), None)
 
     def close(self) -> None:
+        self._locks.release()
         self._conn.close()
         mark_clean(self.path)
 
@@ -300,10 +308,19 @@ class HistoryStore:
         return [self._info(r) for r in rows]
 
     def delete_session(self, session_id: str) -> None:
-        """Remove the session and every commit of it (the schema cascades), in one transaction."""
-        with self._transaction() as conn:
-            if conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
-                raise StoreError(f"no session '{session_id}' in {self.path}")
+        """Remove the session and every commit of it (the schema cascades), in one transaction;
+        refused while another window has it open."""
+        if self._locks.held == session_id:
+            self._locks.release()
+        with self._locks.alone(session_id) as alone:
+            if not alone:
+                raise StoreError(
+                    f"session '{session_id[:8]}' is open in another tractui window; close it or /new there "
+                    "first (nothing was deleted)"
+                )
+            with self._transaction() as conn:
+                if conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
+                    raise StoreError(f"no session '{session_id}' in {self.path}")
         self._heads.pop(session_id, None)
         self._known.pop(session_id, None)
 
@@ -336,9 +353,13 @@ class HistoryStore:
     def head(self, session_id: str) -> str | None:
         row = self._conn.execute("SELECT head FROM sessions WHERE id = ?", (session_id,)).fetchone()
         if row is None:
-            raise StoreError(f"no session '{session_id}' in {self.path}")
+            raise self._gone(session_id)
         head: str | None = row[0]
         return head
+
+    def _gone(self, session_id: str) -> SessionGone:
+        """A session this window had, no longer in the file."""
+        return SessionGone(f"session '{session_id[:8]}' is no longer in {self.path} (deleted in another window)")
 
     # -- commits -----------------------------------------------------------
     def append(
@@ -366,7 +387,9 @@ class HistoryStore:
             if parent == "head":  # read inside the write lock: another process may have just moved it
                 row = conn.execute("SELECT head FROM sessions WHERE id = ?", (session_id,)).fetchone()
                 if row is None:
-                    raise StoreError(f"no session '{session_id}' in {self.path}")
+                    raise SessionGone(
+                        f"session '{session_id[:8]}' is no longer in {self.path} (deleted in another window)"
+                    )
                 parent = row[0]
             commit = Commit(
                 id=new_id(),

@@ -81,6 +81,7 @@ def opened(store: HistoryStore, session_id: str) -> Callable[[int | None], list[
     """The session as this window opens it, ``chain(last)``: its head taken now, so that the
     messages drawn before the conversation is built are the ones it continues from."""
     store.see_head(session_id)
+    store.hold(session_id)
     return functools.partial(store.seen_chain, session_id)
 
 
