@@ -228,6 +228,28 @@ async def test_characters_typed_over_an_overlay_close_it_and_go_into_the_prompt(
         assert app.query_one("#input").text == "why?"
 
 
+@pytest.mark.parametrize("overlay", ["/context", "/help"])
+@pytest.mark.parametrize(("burst", "typed"), [("ab", "ab"), ("你好", "你好"), ("\x1bCxyz", "Cxyz"), ("q\x1bz", "z")])
+async def test_a_burst_of_keys_over_an_overlay_closes_it_once_and_types_the_rest(tmp_path, overlay, burst, typed):
+    """Keys already on their way to it when it closed (two characters at once, an IME's text)
+    each closed it again, and the second close took the chat screen: a traceback (until
+    2026-11-28). Now they go on to the prompt in order, but for its own closing keys."""
+    from textual import events
+
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "hello")
+        await run(pilot, overlay)
+        overlay_screen = app.screen
+        assert isinstance(overlay_screen, (ContextScreen, HelpScreen))
+        for char in burst:  # all in its queue before it handles the first
+            key = "escape" if char == "\x1b" else char
+            overlay_screen.post_message(events.Key(key, None if char == "\x1b" else char))
+        await settle(pilot)
+        assert app.screen is app.chat and app.is_running
+        assert app.query_one("#input").text == typed
+
+
 async def test_new_sessions_and_resume(tmp_path):
     app = build_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:
