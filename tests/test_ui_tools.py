@@ -7,7 +7,9 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from textual.widgets import SelectionList
+from textual.errors import NoWidget
+from textual.widget import Widget
+from textual.widgets import Button, Input, SelectionList
 from ui_support import build_app, loop_config, screen_text, settle, type_line, wait_for
 
 from tractui.config.mcp import McpConfig, McpServer
@@ -435,3 +437,128 @@ async def test_the_footer_follows_the_tools_switched_after_a_reply_at_once(app):
         await type_line(pilot, "/context")
         await wait_for(pilot, lambda: "Context" in screen_text(app))
         assert "⚠" not in screen_text(app)
+
+
+def drawn(app: TractApp, widget: Widget) -> bool:
+    """Every cell of ``widget`` is on the screen and shows it: not cut off by the box, not under another."""
+    screen, region = app.screen, widget.region
+    if not region or not screen.region.contains_region(region):
+        return False
+    try:
+        return all(
+            screen.get_widget_at(x, y)[0] is widget
+            for y in range(region.y, region.bottom)
+            for x in range(region.x, region.right)
+        )
+    except NoWidget:
+        return False
+
+
+def text_in(app: TractApp, widget: Widget) -> str:
+    """What the screen shows in ``widget`` (without its scrollbar), its lines joined without spaces."""
+    region = widget.scrollable_content_region
+    lines = screen_text(app).splitlines()[region.y : region.bottom]
+    return "".join("".join(line[region.x : region.right].split()) for line in lines)
+
+
+def answers_drawn(app: TractApp) -> bool:
+    screen = app.screen
+    return all(drawn(app, widget) for widget in [*screen.query(Button), screen.query_one("#consent-hint")])
+
+
+SMALL = [(44, 16), (40, 12)]
+
+
+@pytest.mark.parametrize("size", SMALL)
+@pytest.mark.parametrize(
+    ("key", "status"), [("y", "done"), ("s", "done"), ("a", "done"), ("n", "denied"), ("escape", "cancelled")]
+)
+async def test_the_question_on_a_small_terminal_shows_its_answers_and_takes_its_keys(tmp_path, size, key, status):
+    """At 44×16 the buttons and the hint were cut off under the reason box: ``y`` answered, but the
+    user could not see the choices (until 2026-11-28)."""
+    app = build_app(tmp_path)
+    app.conversation.tools = demo_box(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await type_line(pilot, QUESTION)
+        await asked(pilot, app)
+        await pilot.pause()
+        assert answers_drawn(app)
+        shown = screen_text(app)
+        assert "Run the tool demo.multiply?" in shown and "Esc stops the reply" in shown  # the question, on top
+        assert [str(b.label) for b in app.screen.query(Button)] == ["Once (y)", "Session (s)", "Always (a)", "Deny (n)"]
+        await pilot.press(key)
+        await settle(pilot)
+        assert not isinstance(app.screen, ConsentScreen)
+        assert [v.status for v in app.query(ToolCallView)] == [status]
+
+
+LONG_PATH = "notes/" + "a-long-folder-name/" * 40 + "[bold]not bold[/bold] END-OF-PATH.txt"
+
+
+@pytest.mark.parametrize("size", SMALL)
+async def test_long_arguments_scroll_under_the_answers_and_tab_reaches_the_reason(tmp_path, loopback, size):
+    """The arguments (untrusted, drawn inert) and the reason box scroll inside the box; the buttons and
+    the hint stay where they are."""
+    from strict_servers import Step, StrictChat
+
+    calls = [("demo__read_file", {"path": LONG_PATH})]
+    loopback.default = StrictChat([Step("Reading it.", calls=calls), Step("Denied.", text="Not read, then.")])
+    app = build_app(tmp_path, config=loop_config(loopback, "kimi-k2.6"))
+    app.conversation.tools = demo_box(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await type_line(pilot, "read that file")
+        await asked(pilot, app)
+        await pilot.pause()
+        box = app.screen.query_one("#consent-box")
+        assert answers_drawn(app) and "END-OF-PATH" not in screen_text(app)
+        assert box.max_scroll_y > 0 and box.focusable  # it scrolls, by the keys too once Tab is on it
+        await pilot.press("shift+tab")  # from "once" back to the arguments: scrolled into view whole
+        await pilot.press("end")
+        await pilot.pause()
+        assert app.focused is app.screen.query_one("#consent-arguments") and answers_drawn(app)
+        shown = text_in(app, app.screen.query_one("#consent-arguments"))
+        assert "[bold]notbold[/bold]END-OF-PATH.txt" in shown  # its end; shown as written, not as markup
+        reason = app.screen.query_one("#consent-reason", Input)
+        for _ in range(len(app.screen.focus_chain)):
+            if app.focused is reason:
+                break
+            await pilot.press("tab")
+        await pilot.pause()
+        assert app.focused is reason and drawn(app, reason) and answers_drawn(app)  # scrolled into view
+        await pilot.press(*"too long", "enter")
+        await settle(pilot)
+        view = app.query_one(ToolCallView)
+        assert view.status == "denied" and view.result == "denied by the user: too long"
+
+
+async def test_the_question_at_a_normal_size_is_drawn_as_before_and_follows_a_resize(app):
+    """120×40: one row of full buttons under the reason box, the box no stop for Tab; narrowed, the
+    short labels; widened again, the long ones."""
+    async with app.run_test(size=(120, 40)) as pilot:
+        await type_line(pilot, QUESTION)
+        await asked(pilot, app)
+        await pilot.pause()
+        screen = app.screen
+        buttons = list(screen.query(Button))
+        labels = ["Allow once (y)", "Allow this session (s)", "Always allow (a)", "Deny (n)"]
+        assert [str(b.label) for b in buttons] == labels and answers_drawn(app)
+        assert {(b.region.y, b.region.height) for b in buttons} == {(23, 3)}  # one row, with their borders
+        reason = screen.query_one("#consent-reason")
+        assert reason.region.bottom < buttons[0].region.y < screen.query_one("#consent-hint").region.y
+        assert [w.id for w in screen.focus_chain] == [
+            "consent-arguments",
+            "consent-reason",
+            *(f"consent-{choice}" for choice in ("once", "session", "always", "deny")),
+        ]
+        await pilot.resize_terminal(44, 16)
+        await pilot.pause()
+        assert [str(b.label) for b in buttons] == ["Once (y)", "Session (s)", "Always (a)", "Deny (n)"]
+        assert answers_drawn(app)
+        await pilot.resize_terminal(120, 40)
+        await pilot.pause()
+        assert [str(b.label) for b in buttons] == labels and {(b.region.y, b.region.height) for b in buttons} == {
+            (23, 3)
+        }
+        await pilot.press("y")
+        await settle(pilot)
+        assert [v.status for v in app.query(ToolCallView)] == ["done"]

@@ -26,21 +26,42 @@ from tractui.tools.consent import Choice, Decision, ToolRequest
 from tractui.ui.sanitize import sanitize
 from tractui.ui.widgets.tool_call import pretty_arguments
 
-_BUTTONS: tuple[tuple[Choice, str, ButtonVariant], ...] = (
-    ("once", "Allow once (y)", "success"),
-    ("session", "Allow this session (s)", "primary"),
-    ("always", "Always allow (a)", "warning"),
-    ("deny", "Deny (n)", "error"),
+_BUTTONS: tuple[tuple[Choice, str, str, ButtonVariant], ...] = (  # choice, label, short label, colour
+    ("once", "Allow once (y)", "Once (y)", "success"),
+    ("session", "Allow this session (s)", "Session (s)", "primary"),
+    ("always", "Always allow (a)", "Always (a)", "warning"),
+    ("deny", "Deny (n)", "Deny (n)", "error"),
 )
 
 
+ROW_FITS = 85  # the terminal's width from which the four buttons fit side by side in the box
+ROOM = 20  # the terminal's height from which the buttons keep their borders and the box its padding
 TYPING_PAUSE = 0.5  # seconds between keys that end a typing burst
 HELD = "keys typed as this opened went to the prompt: pause, then answer"
+
+
+class _Body(VerticalScroll):
+    """The box: what is asked scrolls under the answers when the terminal is too small for it all."""
+
+    def allow_focus(self) -> bool:
+        """A stop for Tab (and the arrow keys) only when there is something to scroll to."""
+        return self.allow_vertical_scroll
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """Textual's own scroll to what takes focus does not see the docked answers over the rest:
+        the reason box or the arguments could stay under them."""
+        if self.query_one("#consent-actions") not in event.widget.ancestors:
+            self.scroll_to_widget(event.widget, animate=False)
 
 
 class ConsentScreen(ModalScreen[Decision | None]):
     """Dismisses with the user's decision, or ``None`` when Esc stops the reply."""
 
+    # too narrow for a row: two by two with short labels; too low: flat buttons (app.tcss). Textual
+    # annotates these ``ClassVar[...] | None``, which mypy reads as instance variables.
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (ROW_FITS, "-wide")]  # type: ignore[misc]
+    VERTICAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-short"), (ROOM, "-tall")]  # type: ignore[misc]
+    AUTO_FOCUS = ""  # on_mount focuses the first answer: the first focusable, the arguments, scrolled the question away
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "choose('once')", "Allow once"),
         Binding("s", "choose('session')", "Allow this session"),
@@ -68,21 +89,22 @@ class ConsentScreen(ModalScreen[Decision | None]):
         request = self.request
         where = f"{request.server}.{request.tool}"
         hint = " · the server says it only reads" if request.read_only else ""
-        with Vertical(id="consent-box", classes="overlay-box"):
+        with _Body(id="consent-box", classes="overlay-box"):
             yield Static(f"Run the tool {sanitize(where)}?{hint}", markup=False, id="consent-title")
             if request.description:
                 yield Static(sanitize(request.description), markup=False, id="consent-description")
             with VerticalScroll(id="consent-arguments"):
                 yield Static(sanitize(pretty_arguments(request.arguments) or "{}"), markup=False)
             yield Input(placeholder="reason for denying, sent to the model (optional)", id="consent-reason")
-            with Horizontal(id="consent-buttons"):
-                for choice, label, variant in _BUTTONS:
-                    yield Button(label, id=f"consent-{choice}", variant=variant)
-            yield Static(
-                "Esc stops the reply · always: saved in config.toml until the tool's definition changes",
-                classes="overlay-hint",
-                id="consent-hint",
-            )
+            with Vertical(id="consent-actions"):  # docked: the answers stay in view, the rest scrolls
+                with Horizontal(id="consent-buttons"):
+                    for choice, label, _, variant in _BUTTONS:
+                        yield Button(label, id=f"consent-{choice}", variant=variant)
+                yield Static(
+                    "Esc stops the reply · always: saved in config.toml until the tool's definition changes",
+                    classes="overlay-hint",
+                    id="consent-hint",
+                )
 
     def on_key(self, event: events.Key) -> None:
         """A key of the burst the user was typing when this opened goes on into the prompt;
@@ -100,9 +122,15 @@ class ConsentScreen(ModalScreen[Decision | None]):
     def on_mount(self) -> None:
         self.query_one("#consent-once", Button).focus()
 
+    def on_resize(self, event: events.Resize) -> None:
+        """Two by two (``-narrow``), the long labels would be cut: the short ones say the same."""
+        narrow = event.size.width < ROW_FITS
+        for choice, label, short, _ in _BUTTONS:
+            self.query_one(f"#consent-{choice}", Button).label = short if narrow else label
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         choice = (event.button.id or "").removeprefix("consent-")
-        for known, _, _ in _BUTTONS:
+        for known, _, _, _ in _BUTTONS:
             if known == choice:
                 self.action_choose(known)
 
