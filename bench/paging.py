@@ -95,8 +95,12 @@ class Terminal:
                 *frames, self._unfinished = (self._unfinished + data).split(SYNC_END)
                 for frame in frames:  # a frame (or its end mark) may come in two reads: it waits whole
                     self.stream.feed(frame + SYNC_END)
-                    for row in self.screen.display:
-                        self.painted |= {(int(i), int(j)) for i, j in LABEL.findall(row)}
+                    self.note_shown()
+
+    def note_shown(self) -> None:
+        """Count the labelled lines on the emulated screen as seen."""
+        for row in self.screen.display:
+            self.painted |= {(int(i), int(j)) for i, j in LABEL.findall(row)}
 
     def shows(self, text: str, timeout: float = 60) -> bool:
         deadline = time.monotonic() + timeout
@@ -127,6 +131,7 @@ def unseen_lines(interval: float) -> int:
             os.write(term.master, CTRL_HOME)
             term.shows("question 0")
             term.painted.clear()
+            term.note_shown()  # the screen as it stands was seen: no later frame need draw it again
             term.read(1.0)
             for _ in range(EXCHANGES * PARAGRAPHS):  # far more pages than the session holds
                 os.write(term.master, PAGE_DOWN)

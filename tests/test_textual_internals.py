@@ -106,6 +106,28 @@ async def test_watch_painted_sees_each_update_and_painted_rows_reads_it():
         assert any("changed" in row for row in rows), MOVED + "App._display or ChopsUpdate.chops/spans"
 
 
+async def test_paints_all_of_tells_a_frame_of_the_view_from_one_of_its_scrollbar():
+    app = _Lines()
+    updates: list[object] = []
+    async with app.run_test(size=(30, 10)) as pilot:
+        await pilot.pause()
+        log = app.query_one("#log", VerticalScroll)
+        view = log.scrollable_content_region
+        internals.watch_painted(app, lambda screen, update: updates.append(update) if update else None)
+        log.scroll_to(y=view.height, animate=False, immediate=True)
+        await pilot.pause()
+        await pilot.pause()
+        assert any(internals.paints_all_of(update, view) for update in updates), (
+            MOVED + "ChopsUpdate.spans or LayoutUpdate.region"
+        )
+        updates.clear()
+        log.vertical_scrollbar.refresh()
+        assert internals.paint_now(log.vertical_scrollbar)
+        (thumb,) = updates
+        assert len(internals.painted_rows(thumb, view.y, view.bottom)) >= view.height  # a sliver of every row
+        assert not internals.paints_all_of(thumb, view), MOVED + "ChopsUpdate.spans (a span's columns)"
+
+
 async def test_watch_painted_does_not_report_an_update_dropped_in_a_batch():
     """``App._display`` drops an update made while a batch update is open (the batch's end
     redraws): it was never written, and ``watch_painted`` says so (None)."""

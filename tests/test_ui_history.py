@@ -617,3 +617,45 @@ async def test_paging_down_from_ctrl_home_shows_every_line_in_order(tmp_path, pa
         assert sorted(lines - shown) == []  # every line was on screen
         tops = [frame[0] for frame in frames if frame]
         assert tops == sorted(tops)  # the top of the view went down the conversation, never back
+
+
+async def test_a_page_down_whose_scrollbar_alone_was_painted_holds_the_next_key(tmp_path):
+    """Page Down moves the scrollbar's thumb, and the thumb's repaint may reach the terminal
+    before the view is laid out at its new place: a frame that draws one column on every row
+    of the view. It was taken for the page being on screen, so the next key moved on and the
+    page's lines were never painted (what bench/paging.py found: docs/ui.md, "Long sessions").
+    Here the thumb is painted alone between two keys, every frame is read into a terminal as
+    it is written, and every line paged over must have been in one of them."""
+    import pyte
+
+    from tractui.ui import internals
+
+    app = build_app(tmp_path)
+    app.conversation.open_session(_labelled_session(app.conversation.store, 8, 40))
+    async with app.run_test(size=SIZE) as pilot:
+        await _drawn(pilot)
+        await pilot.press("ctrl+home")
+        await _drawn(pilot)
+        chat = app.query_one(ChatLog)
+        terminal = pyte.Screen(*SIZE)
+        stream = pyte.Stream(terminal)
+        stream.feed(internals.frame_output(app.screen))
+        shown = {line for row in terminal.display for line in _lines_in(row)}
+
+        def painted(screen, update) -> None:
+            if update is not None:
+                stream.feed(internals.update_output(app, update))
+                shown.update(line for row in terminal.display for line in _lines_in(row))
+
+        internals.watch_painted(app, painted)
+        for _ in range(3):
+            top = chat.scroll_y
+            app.chat.action_scroll_chat("page_down")
+            assert chat.scroll_y > top  # the page went down, not painted yet
+            chat.vertical_scrollbar.refresh()
+            assert internals.paint_now(chat.vertical_scrollbar)  # the thumb alone reaches the terminal
+            app.chat.action_scroll_chat("page_down")  # taken by the page not on screen yet
+            await _drawn(pilot)
+        last = max(_lines_in(screen_text(app)))
+        paged = {(i, k) for i in range(8) for k in range(41) if (i, k) <= last}
+        assert sorted(paged - shown) == []

@@ -364,6 +364,30 @@ def painted_rows(renderable: RenderableType, top: int, bottom: int) -> list[list
     return [list(line) for y, line in enumerate(strips, region.y) if top <= y < bottom]
 
 
+def paints_all_of(renderable: RenderableType, region: Region) -> bool:
+    """Whether an update ``watch_painted`` saw draws every cell of ``region`` (screen
+    coordinates): a whole frame does; a frame of changed parts only if they cover it, row by
+    row, from its left edge to its right."""
+    if isinstance(renderable, ChopsUpdate):
+        spans: dict[int, list[tuple[int, int]]] = {}
+        for y, x1, x2 in renderable.spans:
+            spans.setdefault(y, []).append((x1, x2))
+        return all(_covered(spans.get(y, []), region.x, region.right) for y in range(region.y, region.bottom))
+    painted = getattr(renderable, "region", None)
+    return isinstance(renderable, LayoutUpdate) and painted is not None and painted.contains_region(region)
+
+
+def _covered(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether the ``spans`` of a row (each from its first column to just past its last) cover
+    the columns ``start`` to ``end - 1``."""
+    reach = start
+    for x1, x2 in sorted(spans):
+        if x1 > reach:
+            break
+        reach = max(reach, x2)
+    return reach >= end
+
+
 def update_output(app: App[object], renderable: RenderableType) -> str:
     """What the driver writes to the terminal for an update ``watch_painted`` saw (without
     the synchronized-output brackets and the cursor move around it)."""

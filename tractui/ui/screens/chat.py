@@ -30,7 +30,7 @@ from tractui.errors import ProfileError
 from tractui.ui.draft import SAVE_AFTER, load_draft, save_draft
 from tractui.ui.heap import Heap
 from tractui.ui.host import COMPACTION_RUNNING, STILL_STREAMING, CommandHost
-from tractui.ui.internals import painted_rows, watch_painted
+from tractui.ui.internals import paints_all_of, watch_painted
 from tractui.ui.outbox import Ended, Outbox, as_message
 from tractui.ui.paging import HistoryPager
 from tractui.ui.palette import PrefillPrompt, RunSlashCommand
@@ -862,11 +862,16 @@ class ChatScreen(Screen[None]):
 
     def _painted(self, screen: Screen[object], update: RenderableType | None) -> None:
         """The app handed the terminal a frame of this screen that draws the whole conversation
-        view again: the last page down is on it (a frame of a few changed lines may not be)."""
-        if self._unpainted is not None and screen is self and update is not None:
-            region = self.query_one(ChatLog).region
-            if len(painted_rows(update, region.y, region.bottom)) >= region.height:
-                self._unpainted = None
+        view again: the last page down is on it. A frame of a few changed lines may not be, nor
+        one that draws a sliver of every row: the scrollbar's thumb, moved by the page, is often
+        painted before the view is laid out at its new place."""
+        if (
+            self._unpainted is not None
+            and screen is self
+            and update is not None
+            and paints_all_of(update, self.query_one(ChatLog).scrollable_content_region)
+        ):
+            self._unpainted = None
 
     def _page_held(self) -> None:
         """A Page Down that could not move waits, and takes the keys pressed meanwhile: tried again
