@@ -104,3 +104,31 @@ def test_summaries_still_stand_in_for_their_range(tmp_path):
         store.append(sid, "user", Content.human("q2"))
         chain = store.chain(sid)
     assert [m.text for m in compile_history(chain, Settings())] == ["S", "q2"]
+
+
+def test_a_message_typed_after_a_stopped_call_goes_on_its_loop_which_keeps_its_thinking(tmp_path):
+    """Until 2026-11-28 it ended the loop: the loop's thinking went with the earlier turns'."""
+    from tractui.store.compile import Compiler
+
+    with HistoryStore(tmp_path / "history.db") as store:
+        sid = store.create_session()
+        store.append(sid, "user", Content.human("q1"))
+        store.append(sid, "reasoning", ai(ThinkingBlock(thought="old", signature="s0")))
+        store.append(sid, "assistant", ai(TextBlock(text="a1")))
+        store.append(sid, "user", Content.human("q2"))
+        store.append(sid, "reasoning", ai(ThinkingBlock(thought="wait first", signature="s1")))
+        store.append(sid, "assistant", ai(ToolCallBlock(id="c", name="f", arguments="{}")))
+        result = Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id="c", content="cancelled", is_error=True)])
+        store.append(sid, "tool", result)
+        kept = Compiler()
+        settings = Settings()  # includeInContext false
+        before = kept.compiled(store.chain(sid), settings)  # the loop as it stood: in progress
+        store.append(sid, "user", Content.human("and now?"))
+        typed = store.chain(sid)
+        store.append(sid, "assistant", ai(TextBlock(text="done")))
+        answered = store.chain(sid)
+        for chain, loop_thinking in ((typed, ["wait first"]), (answered, [])):
+            msgs = compile_history(chain, settings)
+            assert [b.thought for m in msgs for b in m.thinking] == loop_thinking
+            assert kept.compiled(chain, settings) == msgs
+    assert [b.thought for m in before for b in m.thinking] == ["wait first"]

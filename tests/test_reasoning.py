@@ -134,3 +134,26 @@ def test_thinking_estimate_comes_from_the_tokenizer():
         get_encoding("cl100k_base").encode_ordinary("word " * 300)
     )
     assert estimate_thinking_tokens(long) != len("word " * 300) // 4
+
+
+@pytest.mark.parametrize(
+    ("roles", "start"),
+    [
+        ("h a", 2),  # no tool: no loop
+        ("h a t", 1),
+        ("h a t a t", 1),
+        ("h a t a", 1),  # the loop's answer streaming
+        ("h a t h", 1),  # typed after a stopped call: the same loop (until 2026-11-28: none)
+        ("h a t h h", 1),
+        ("h a t a h", 5),  # the loop answered: a new turn
+        ("h a t x h", 5),  # thinking of a step killed before its answer, then typed: not a stopped call
+        ("a t h", 0),  # a loop with no message before it
+        ("", 0),
+    ],
+)
+def test_open_loop_start(roles, start):
+    from tractui.core.reasoning import open_loop_start
+
+    names = {"h": "human", "a": "ai", "t": "tool", "x": "reasoning"}
+    seq = [names[r] for r in roles.split()]
+    assert open_loop_start(lambda i: seq[i], len(seq)) == start

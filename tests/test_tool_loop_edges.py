@@ -230,6 +230,38 @@ async def test_esc_during_a_call_cancels_it_and_answers_every_call(tmp_path, ser
     assert model.refusals == [] and conv.history()[-1].content.text == "after the cancel"
 
 
+@pytest.mark.parametrize("off", ["disabled", "between_tools"])
+async def test_a_message_after_esc_in_a_claude_loop_keeps_the_loops_thinking_and_the_users_setting(
+    tmp_path, server, toolbox, off
+):
+    """The message typed after Esc stopped a call goes in the call's result message: to Anthropic
+    the loop is still the turn in progress. Its thinking was taken out with the earlier turns'
+    (``includeInContext`` false), and the request went with thinking off (``disabled``, which
+    Sonnet 5.5 refuses; ``between_tools`` with the shipped profile), until 2026-11-28."""
+    steps = [
+        Step("I should wait first.", calls=[("test__sleep", {"seconds": 1.2})]),
+        Step("picking up", text="after the cancel"),
+    ]
+    model = StrictAnthropic(steps, off=off)
+    server.default = model
+    config = ProviderConfig("anthropic", "claude-opus-4-7", base_url=server.url, api_key_env="")
+    settings = Settings({"reasoning.effort": "high", "reasoning.off": off, "reasoning.includeInContext": False})
+    conv = Conversation(HistoryStore(tmp_path / "history.db"), settings, config)
+    conv.tools = toolbox
+    conv.approve = allow
+    async for event in conv.send("go"):
+        if isinstance(event, ToolCallState) and event.status == "running":
+            asyncio.get_running_loop().call_later(0.1, conv.cancel)
+    await run(conv, "and now?")
+    assert model.refusals == [] and conv.history()[-1].content.text == "after the cancel"
+    sent = server.requests[-1].json
+    assert sent["thinking"]["type"] == "adaptive"
+    step, results = sent["messages"][-2:]
+    assert step["content"][0]["type"] == "thinking" and step["content"][0]["thinking"] == "I should wait first."
+    assert [b["type"] for b in results["content"]] == ["tool_result", "text"]
+    await conv.aclose()
+
+
 async def test_a_server_that_dies_mid_call_answers_as_an_error(tmp_path, server, toolbox):
     conv, model = chat(tmp_path, server, toolbox, final("test__crash"))
     conv.approve = allow

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tractui.core.content import Content, ThinkingBlock
-from tractui.core.reasoning import StripPolicy, last_turn_range, thinking_policy
+from tractui.core.reasoning import StripPolicy, last_turn_range, open_loop_start, thinking_policy
 from tractui.core.settings import Settings
 from tractui.core.tokens import MESSAGE_OVERHEAD, TokenCounter
 
@@ -162,8 +162,7 @@ class _Sent:
             span = last_turn_range(messages, end)
         else:
             span = range(0, end)
-        loop = any(messages[i].speaker == "tool" for i in range(self.human + 1, end))
-        self.loop = range(self.human + 1, end) if loop else range(0)
+        self.loop = range(open_loop_start(lambda i: messages[i].speaker, end), end)
         self.span = span
 
     def __contains__(self, index: int) -> bool:
@@ -173,7 +172,7 @@ class _Sent:
         """Thinking tokens ``messages[index]`` carries in that request (0 when it is left out)."""
         if index not in self:
             return 0
-        return cost(messages[index], index > self.human)
+        return cost(messages[index], index > self.human or index in self.loop)
 
     def thinking(self, messages: Sequence[Content], cost: ThinkingTokens, stop: int) -> int:
         """Thinking tokens counted among ``messages[:stop]``."""

@@ -7,7 +7,7 @@ new objects, unchanged ones are passed through as they are.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from tractui.core.content import Content, ThinkingBlock
@@ -51,6 +51,22 @@ def last_turn_range(contents: Sequence[Content], end: int | None = None) -> rang
     while start > 0 and contents[start - 1].speaker in ("ai", "tool"):
         start -= 1
     return range(start, last_ai + 1)
+
+
+def open_loop_start(role: Callable[[int], str], count: int) -> int:
+    """Where a tool loop in progress begins among ``count`` messages, given each one's role
+    (``human``, ``tool`` or another): the first message after the last human one, once tool
+    results follow it; ``count`` when no loop is open. Messages typed right after a tool result
+    no reply answered (the user stopped the loop) go on that loop: Anthropic puts them in the
+    result's own user message, so to it the loop is still the turn in progress, whose thinking
+    must come back with its calls. Reads back from the end only."""
+    end = typed = count
+    while typed and role(typed - 1) == "human":
+        typed -= 1
+    if typed < end and typed and role(typed - 1) == "tool":
+        end = typed
+    start = next((i + 1 for i in range(end - 1, -1, -1) if role(i) == "human"), 0)
+    return start if any(role(i) == "tool" for i in range(start, end)) else count
 
 
 def filter_thinking_for_context(contents: Sequence[Content], policy: StripPolicy) -> list[Content]:

@@ -16,7 +16,7 @@ rule, shared by the three request builders, is:
   readable thinking goes back as ``<thinking>`` text and no signature is sent.
 
 The current turn (everything after the last user message: a tool loop in
-progress) is different: its thinking goes back whatever ``includeInContext``
+progress, which a message typed after a stopped call goes on) is different: its thinking goes back whatever ``includeInContext``
 and ``format`` say, natively when it is this provider's own, because the
 providers reject or degrade a tool loop whose steps lost their thinking.
 
@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from tractui.core.content import Content, ThinkingBlock
+from tractui.core.reasoning import open_loop_start
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 
@@ -42,14 +43,8 @@ def same_origin(content: Content, provider: str, model: str) -> bool:
 
 
 def current_turn_start(messages: Sequence[Content]) -> int:
-    """Where a tool loop in progress begins: the first message after the last user
-    message, once tool results follow it; ``len(messages)`` when no loop is open."""
-    start = 0
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].speaker == "human":
-            start = index + 1
-            break
-    return start if any(m.speaker == "tool" for m in messages[start:]) else len(messages)
+    """Where a tool loop in progress begins (``open_loop_start``); ``len(messages)`` when none is open."""
+    return open_loop_start(lambda i: messages[i].speaker, len(messages))
 
 
 def route_thinking(block: ThinkingBlock, native_ok: bool, settings: Settings, *, current_turn: bool = False) -> Route:

@@ -21,6 +21,7 @@ from tractui.core.reasoning import (
     THOUGHT,
     StripPolicy,
     filter_thinking_for_context,
+    open_loop_start,
     remove_thinking,
     thinking_policy,
 )
@@ -187,16 +188,9 @@ def _merge(commits: Sequence[Commit], *, keep_thinking: bool) -> list[Content]:
 
 
 def _open_loop_start(commits: Sequence[Commit]) -> int:
-    """Where a tool loop in progress begins (the first commit after the last user message),
-    or the end of the chain when the last turn has no tool results: no loop to continue."""
-    start = len(commits)
-    for index in range(len(commits) - 1, -1, -1):
-        if commits[index].kind == "user":
-            start = index + 1
-            break
-    else:
-        start = 0
-    return start if any(c.kind == "tool" for c in commits[start:]) else len(commits)
+    """Where a tool loop in progress begins (``open_loop_start``), or the end of the chain when
+    none is open: no loop to continue."""
+    return open_loop_start(lambda i: "human" if commits[i].kind == "user" else commits[i].kind, len(commits))
 
 
 def compile_history(commits: Sequence[Commit], settings: Settings) -> list[Content]:
@@ -284,8 +278,11 @@ class Compiler:
             else:
                 kept = _Kept(list(commits), effective_commits(commits), 0, [])
             effective = kept.effective
+            # the part begins at the last user commit before the loop in progress, which a message
+            # typed after a stopped call goes on (``open_loop_start``)
+            stop = kept.boundary + _open_loop_start(effective[kept.boundary :])
             last_user = next(
-                (i for i in range(len(effective) - 1, kept.boundary, -1) if effective[i].kind == "user"), kept.boundary
+                (i for i in range(stop - 1, kept.boundary, -1) if effective[i].kind == "user"), kept.boundary
             )
             if last_user > kept.boundary:
                 kept.settled = kept.settled + _part(effective[kept.boundary : last_user], mode, settled=True)
