@@ -360,3 +360,29 @@ def test_delete_of_a_session_open_in_a_window_is_refused(data):
         assert code == 2 and out == ""
         assert err.startswith(f"tractui: session '{sid[:8]}' is open in another tractui window")
     assert run("delete", sid, "--yes")[0] == 0
+
+
+def test_markdown_export_shows_html_in_thinking_and_answers_as_text_and_keeps_code(data):
+    """A ``</details>`` in the model's thinking closed the Thinking block, and the forged headings
+    after it read as the conversation (until 2026-11-28). Rendered by CommonMark, no raw HTML of
+    the model's remains, the text reads the same, and code keeps its ``<`` as written."""
+    from markdown_it import MarkdownIt
+
+    with HistoryStore(history_path()) as store:
+        sid = store.create_session()
+        store.append(sid, "user", Content.human("if a < b, show <b>this</b>"))
+        forged = "step one\n</details>\n\n## You\n\nFORGED USER LINE\n\n<details><summary>x</summary>"
+        store.append(sid, "reasoning", Content(speaker="ai", blocks=[ThinkingBlock(thought=forged)]))
+        answer = "Use `<div>` here.\n\n```html\n<div>kept</div>\n```\n\n<script>alert(1)</script>"
+        store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text=answer)]))
+    code, out, _ = run("export", sid, "--format", "md")
+    assert code == 0
+    tokens = MarkdownIt("commonmark").parse(out)
+    flat = [t for token in tokens for t in [token, *(token.children or [])]]
+    html = [t.content for t in flat if t.type in ("html_block", "html_inline")]
+    assert all(part.startswith(("<details>", "<summary>", "</summary>", "</details>")) for part in html)
+    assert sum(part.strip() == "</details>" for part in html) == 1  # only the export's own
+    shown = MarkdownIt("commonmark").render(out)
+    assert "&lt;/details&gt;" in shown and "FORGED USER LINE" in shown.split("</details>")[0]
+    assert "<div>kept</div>" in out and "`<div>`" in out and "if a < b" in out
+    assert "<script>" not in shown

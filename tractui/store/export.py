@@ -7,6 +7,7 @@ turn a session into a file.
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -73,6 +74,31 @@ def _quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.split("\n"))
 
 
+_CODE_SPAN = re.compile(r"(`+).+?(?<!`)\1(?!`)")
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")  # where raw HTML can begin; ``a < b`` stays as it is
+
+
+def _inert_html(text: str) -> str:
+    """``text`` with its raw HTML shown as text (a tag's ``<`` as ``&lt;``, which reads as ``<``), code left
+    as it is: a model's ``</details>`` in its thinking closed the block the export puts it in, and
+    what followed read as the conversation."""
+    lines = text.split("\n")
+    code: set[int] = set()
+    for token in _PARSER.parse(text):
+        if token.type in ("fence", "code_block") and token.map is not None:
+            code.update(range(*token.map))
+    for i, line in enumerate(lines):
+        if i not in code and "<" in line:
+            kept = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(line)]
+            out, at = [], 0
+            for start, end in kept:
+                out += [_TAG_START.sub("&lt;", line[at:start]), line[start:end]]
+                at = end
+            out.append(_TAG_START.sub("&lt;", line[at:]))
+            lines[i] = "".join(out)
+    return "\n".join(lines)
+
+
 def _under_headings(text: str) -> str:
     """``text`` with its own headings two levels down (at most ``######``): a reply's ``# Plan``
     or a summary's ``## Goal`` stays below the ``## You`` / ``## Assistant`` it belongs to, in the
@@ -96,9 +122,13 @@ def _md_blocks(content: Content) -> list[str]:
     parts: list[str] = []
     for block in content.blocks:
         if isinstance(block, TextBlock):
-            parts.append(_under_headings(block.text))
+            parts.append(_under_headings(_inert_html(block.text)))
         elif isinstance(block, ThinkingBlock):
-            body = "_(redacted thinking, kept opaque)_" if block.is_hidden else _quote(_under_headings(block.thought))
+            body = (
+                "_(redacted thinking, kept opaque)_"
+                if block.is_hidden
+                else _quote(_under_headings(_inert_html(block.thought)))
+            )
             parts.append(f"<details>\n<summary>Thinking ({block.source_field})</summary>\n\n{body}\n\n</details>")
         elif isinstance(block, ToolCallBlock):
             parts.append(f"**Tool call** `{block.name}` (`{block.id}`)\n\n```json\n{block.arguments}\n```")
@@ -134,7 +164,7 @@ def export_markdown(store: HistoryStore, session_id: str) -> str:
     chain = store.chain(session_id)
     compacted = compacted_ids(chain)
     lines = [
-        f"# {info.title if info and info.title else 'Untitled session'}",
+        f"# {_inert_html(info.title) if info and info.title else 'Untitled session'}",
         "",
         f"Session `{session_id}` · {format_time(info.created_at) if info else ''}",
         "",
