@@ -384,3 +384,23 @@ async def test_after_a_compaction_the_carried_gap_is_its_own_part_and_the_parts_
     names = [str(cell) for cell in table.columns[0].cells]
     figures = dict(zip(names, (str(cell) for cell in table.columns[2].cells), strict=True))
     assert figures["provider's count vs tokenizer (estimated)"] == str(parts.gap)
+
+
+@pytest.mark.parametrize("shape", ["anthropic preserved", "gemini native", "openai field"])
+async def test_switching_earlier_thinking_off_takes_it_off_the_gauge_at_once(store, loopback, shape):
+    """``/set reasoning.includeInContext false``: the provider, asked what the last call's thinking
+    had cost under the new setting, answered nothing, so the gauge kept it (until 2026-11-28): the
+    footer stayed, and the next call read over its estimate by all of it."""
+    protocol, server_options, values = SHAPES[shape]
+    server = loopback.default = ModelServer(protocol=protocol, limit=16000, thinking_words=150, **server_options)
+    model = "claude-sonnet-5-5" if server_options.get("preserved") else None
+    conv = conversation(store, loopback, settings_for(16000, **values), protocol, model)
+    await run(conv, server, turns=4)
+    before = conv.gauge()
+    assert before.breakdown.thinking > 400
+    conv.settings.set("reasoning.includeInContext", False)
+    after = conv.gauge()
+    assert after.breakdown.thinking == 0
+    assert after.effective <= before.effective - before.breakdown.thinking * 9 // 10
+    stats = await run(conv, server, turns=1, first=4)
+    assert stats.answered == 1 and abs(stats.errors[-1]) <= 0.02, stats.errors
