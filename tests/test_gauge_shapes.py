@@ -383,7 +383,9 @@ async def test_after_a_compaction_the_carried_gap_is_its_own_part_and_the_parts_
     _, table, _ = context_report(reading, {})
     names = [str(cell) for cell in table.columns[0].cells]
     figures = dict(zip(names, (str(cell) for cell in table.columns[2].cells), strict=True))
-    assert figures["provider's count vs tokenizer (estimated)"] == str(parts.gap)
+    assert figures["count gap"] == str(parts.gap)
+    width = max(len(name) for name in names)
+    assert width <= len("output reserve")  # the bars keep their room (a long label cut them: until 2026-11-28)
 
 
 @pytest.mark.parametrize("shape", ["anthropic preserved", "gemini native", "openai field"])

@@ -48,11 +48,7 @@ def context_report(reading: Any, colours: dict[str, str], compactions: int = 0) 
         ("tools", breakdown.tools, colours.get("accent", "cyan")),
         ("messages", breakdown.messages, colours.get("primary", "blue")),
         ("thinking", breakdown.thinking, colours.get("thinking-foreground", "grey70")),
-        *(
-            [("provider's count vs tokenizer (estimated)", breakdown.gap, colours.get("primary", "blue"))]
-            if breakdown.gap
-            else []
-        ),
+        *([("count gap", breakdown.gap, colours.get("primary", "blue"))] if breakdown.gap else []),
         ("output reserve", reading.reserve, colours.get("warning", "yellow")),
         ("safety margin", reading.margin, colours.get("warning", "yellow")),
         ("free", reading.free, colours.get("gauge-ok", "green")),
@@ -90,6 +86,10 @@ def context_report(reading: Any, colours: dict[str, str], compactions: int = 0) 
         notes.append(
             f"last estimate's error: {tokens:+d} tokens ({fraction:+.1%}): the reading before the last request, "
             f"minus the input the provider reported ({side})\n"
+        )
+    if breakdown.gap:
+        notes.append(
+            "count gap: what the provider counted beyond the tokenizer at the last calls, carried over (an estimate)\n"
         )
     if compactions:
         notes.append(f"compacted {compactions}× in this session\n")
