@@ -357,6 +357,32 @@ async def test_slash_tools_without_servers_says_how_to_add_one(tmp_path):
         assert "no MCP servers configured" in screen_text(app)
 
 
+async def test_characters_typed_over_slash_tools_close_it_and_go_to_the_prompt(app):
+    """They went nowhere (until 2026-11-28), among them a command typed right after Esc, which the
+    terminal's reader takes as Alt with its first character (``alt+slash``); Space, r, q and Esc
+    keep their meaning in the list."""
+    from textual import events
+
+    from tractui.ui.screens.tools import ToolsScreen
+
+    async with app.run_test(size=SIZE) as pilot:
+        await type_line(pilot, "/tools")
+        await settle(pilot)
+        tools = app.screen
+        assert isinstance(tools, ToolsScreen)
+        tools.post_message(events.Key("alt+slash", "/"))
+        for char in "set temperature 0.5":
+            tools.post_message(events.Key("space" if char == " " else char, char))
+        tools.post_message(events.Key("enter", "\r"))
+        await settle(pilot)
+        assert app.screen is app.chat and app.settings.get("temperature") == 0.5
+        await type_line(pilot, "/tools")
+        await settle(pilot)
+        await pilot.press("q")
+        await settle(pilot)
+        assert app.screen is app.chat and app.query_one("#input").text == ""
+
+
 async def test_a_failed_server_is_one_line_with_its_reason(tmp_path):
     app = build_app(tmp_path)
     app.conversation.tools = demo_box(tmp_path, broken=McpServer(command="tractui-no-such-command-xyz"))

@@ -393,7 +393,9 @@ class ChatScreen(Screen[None]):
             await self.note(f"no MCP servers in use: the profile's mcp_servers ({named}) names no enabled server")
             return
         # the tools switched on or off there change what the next request carries: the gauge counts it
-        screen = ToolsScreen(box, enabled=self.settings.view.tools_enabled, changed=self.refresh_gauge)
+        screen = ToolsScreen(
+            box, enabled=self.settings.view.tools_enabled, changed=self.refresh_gauge, keep=self.prompt_takes
+        )
         await self.app.push_screen(screen, callback=lambda _: self._refresh_footer())
 
     # -- notes in the conversation -----------------------------------------

@@ -1,4 +1,4 @@
-"""An overlay that takes no text (``/context``, ``/help``): a character typed while it is open
+"""An overlay that takes no text (``/context``, ``/help``, ``/tools``): a character typed while it is open
 closes it and goes on into the prompt, so no key press goes nowhere."""
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import SelectionList, Static
 from textual.widgets.selection_list import Selection
 
@@ -23,6 +23,7 @@ from tractui.tools.server import McpConnection
 from tractui.tools.toolbox import Toolbox
 from tractui.ui.format import duration
 from tractui.ui.sanitize import sanitize
+from tractui.ui.screens.overlay import ReadingOverlay
 from tractui.ui.widgets.tool_call import one_line
 
 DESCRIPTION = 70  # characters of a tool's description on its line
@@ -42,15 +43,25 @@ def server_line(connection: McpConnection) -> str:
     return sanitize(f"{connection.name}  {state}")
 
 
-class ToolsScreen(ModalScreen[None]):
+class ToolsScreen(ReadingOverlay):
+    """Its keys: Space, ``r``, the arrows, Esc; any other character closes it and is typed."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "dismiss", "Close"),
         Binding("r", "restart", "Restart the failed servers"),
     ]
 
-    def __init__(self, toolbox: Toolbox, *, enabled: bool = True, changed: Callable[[], None] = lambda: None) -> None:
-        """``changed``: told when a tool is switched off or on (the gauge counts what the next request offers)."""
-        super().__init__(classes="overlay")
+    def __init__(
+        self,
+        toolbox: Toolbox,
+        *,
+        enabled: bool = True,
+        changed: Callable[[], None] = lambda: None,
+        keep: Callable[[events.Key], None] | None = None,
+    ) -> None:
+        """``changed``: told when a tool is switched off or on (the gauge counts what the next request
+        offers); ``keep``: takes a character typed over it (the prompt's)."""
+        super().__init__(keep)
         self.toolbox = toolbox
         self.enabled = enabled
         self._changed = changed
