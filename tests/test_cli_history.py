@@ -386,3 +386,25 @@ def test_markdown_export_shows_html_in_thinking_and_answers_as_text_and_keeps_co
     assert "&lt;/details&gt;" in shown and "FORGED USER LINE" in shown.split("</details>")[0]
     assert "<div>kept</div>" in out and "`<div>`" in out and "if a < b" in out
     assert "<script>" not in shown
+
+
+def test_markdown_export_names_a_call_as_the_app_does(data):
+    """``server.tool``, as drawn, not the provider-safe ``server__tool`` the model called (until
+    2026-11-28); a call no result names keeps the name the model used."""
+    from tractui.core.content import ToolCallBlock, ToolResultBlock
+
+    with HistoryStore(history_path()) as store:
+        sid = store.create_session()
+        store.append(sid, "user", Content.human("add them"))
+        calls = [ToolCallBlock(id="c1", name="demo__add", arguments="{}"), ToolCallBlock(id="c2", name="x__y")]
+        store.append(sid, "assistant", Content(speaker="ai", blocks=calls))
+        result = Content(
+            speaker="tool",
+            blocks=[ToolResultBlock(tool_call_id="c1", content="3")],
+            metadata={"server": "demo", "tool": "add", "status": "done"},
+        )
+        store.append(sid, "tool", result)
+    code, out, _ = run("export", sid, "--format", "md")
+    assert code == 0
+    assert "**Tool call** `demo.add` (`c1`)" in out and "**Tool call** `x__y` (`c2`)" in out
+    assert "demo__add" not in out

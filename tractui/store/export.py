@@ -118,7 +118,22 @@ def _under_headings(text: str) -> str:
     return "\n".join(lines)
 
 
-def _md_blocks(content: Content) -> list[str]:
+def _call_names(chain: list[Commit]) -> dict[str, str]:
+    """Each answered call's name as the app shows it, ``server.tool`` (its result's record), not
+    the provider-safe name the model called (``server__tool``, sometimes cut and hashed)."""
+    names: dict[str, str] = {}
+    for commit in chain:
+        meta = commit.content.metadata
+        server, tool = meta.get("server"), meta.get("tool")
+        if commit.kind != "tool" or not (isinstance(server, str) and isinstance(tool, str) and server and tool):
+            continue
+        for block in commit.content.blocks:
+            if isinstance(block, ToolResultBlock):
+                names[block.tool_call_id] = f"{server}.{tool}"
+    return names
+
+
+def _md_blocks(content: Content, names: dict[str, str]) -> list[str]:
     parts: list[str] = []
     for block in content.blocks:
         if isinstance(block, TextBlock):
@@ -131,7 +146,8 @@ def _md_blocks(content: Content) -> list[str]:
             )
             parts.append(f"<details>\n<summary>Thinking ({block.source_field})</summary>\n\n{body}\n\n</details>")
         elif isinstance(block, ToolCallBlock):
-            parts.append(f"**Tool call** `{block.name}` (`{block.id}`)\n\n```json\n{block.arguments}\n```")
+            name = names.get(block.id, block.name)
+            parts.append(f"**Tool call** `{name}` (`{block.id}`)\n\n```json\n{block.arguments}\n```")
         elif isinstance(block, ToolResultBlock):
             parts.append(
                 f"**Tool result** (`{block.tool_call_id}`{', error' if block.is_error else ''})\n\n```\n{block.content}\n```"
@@ -163,6 +179,7 @@ def export_markdown(store: HistoryStore, session_id: str) -> str:
     info = store.session(session_id)
     chain = store.chain(session_id)
     compacted = compacted_ids(chain)
+    names = _call_names(chain)
     lines = [
         f"# {_inert_html(info.title) if info and info.title else 'Untitled session'}",
         "",
@@ -181,7 +198,7 @@ def export_markdown(store: HistoryStore, session_id: str) -> str:
             if commit.id in compacted:
                 label += " — compacted"
             lines += [f"## {label}", ""]
-        for part in _md_blocks(commit.content):
+        for part in _md_blocks(commit.content, names):
             lines += [part, ""]
         if commit.status != "complete" and commit.kind != "reasoning":  # once, under the reply it ended
             lines += [f"_({_status_text(commit)})_", ""]
