@@ -132,3 +132,31 @@ def test_a_message_typed_after_a_stopped_call_goes_on_its_loop_which_keeps_its_t
             assert [b.thought for m in msgs for b in m.thinking] == loop_thinking
             assert kept.compiled(chain, settings) == msgs
     assert [b.thought for m in before for b in m.thinking] == ["wait first"]
+
+
+@pytest.mark.parametrize("typed", [["try again"], ["and now?", "try again"]])
+def test_a_failed_reply_after_a_result_does_not_end_the_loop_the_providers_see_going_on(tmp_path, typed):
+    """A failed reply with nothing in it is no message: the providers and the gauge read the tool
+    result and the typed message side by side (the loop goes on) while the store took the loop's
+    thinking out with the earlier turns', until 2026-11-28 (the request then lacked it)."""
+    from tractui.providers.thinking_back import current_turn_start
+    from tractui.store.compile import Compiler
+
+    failed = {"error": {"kind": "http", "message": "overloaded", "status": 529}}
+    with HistoryStore(tmp_path / "history.db") as store:
+        sid = store.create_session()
+        store.append(sid, "user", Content.human("q"))
+        store.append(sid, "reasoning", ai(ThinkingBlock(thought="wait first", signature="s1")))
+        store.append(sid, "assistant", ai(ToolCallBlock(id="c", name="f", arguments="{}")))
+        store.append(sid, "tool", Content(speaker="tool", blocks=[ToolResultBlock(tool_call_id="c", content="ok")]))
+        kept = Compiler()
+        for text in typed:
+            if text == typed[-1]:
+                store.append(sid, "assistant", Content(speaker="ai", blocks=[]), status="error", metadata=failed)
+            store.append(sid, "user", Content.human(text))
+            kept.compiled(store.chain(sid), Settings())
+        chain = store.chain(sid)
+    msgs = compile_history(chain, Settings())  # includeInContext false
+    assert current_turn_start(msgs) == 1  # the provider's view: the loop is the turn in progress
+    assert [b.thought for m in msgs for b in m.thinking] == ["wait first"]
+    assert kept.compiled(chain, Settings()) == msgs

@@ -55,15 +55,17 @@ def last_turn_range(contents: Sequence[Content], end: int | None = None) -> rang
 
 def open_loop_start(role: Callable[[int], str], count: int) -> int:
     """Where a tool loop in progress begins among ``count`` messages, given each one's role
-    (``human``, ``tool`` or another): the first message after the last human one, once tool
+    (``human``, ``tool``, ``""`` or another): the first message after the last human one, once tool
     results follow it; ``count`` when no loop is open. Messages typed right after a tool result
     no reply answered (the user stopped the loop) go on that loop: Anthropic puts them in the
     result's own user message, so to it the loop is still the turn in progress, whose thinking
-    must come back with its calls. Reads back from the end only."""
+    must come back with its calls. A role ``""`` stands for a message that is never sent (a failed
+    reply with nothing in it), so it does not end the loop for the store when the provider never
+    sees it. Reads back from the end only."""
     end = typed = count
-    while typed and role(typed - 1) == "human":
+    while typed and role(typed - 1) in ("human", ""):
         typed -= 1
-    if typed < end and typed and role(typed - 1) == "tool":
+    if typed and role(typed - 1) == "tool" and any(role(i) == "human" for i in range(typed, count)):
         end = typed
     start = next((i + 1 for i in range(end - 1, -1, -1) if role(i) == "human"), 0)
     return start if any(role(i) == "tool" for i in range(start, end)) else count

@@ -189,8 +189,16 @@ def _merge(commits: Sequence[Commit], *, keep_thinking: bool) -> list[Content]:
 
 def _open_loop_start(commits: Sequence[Commit]) -> int:
     """Where a tool loop in progress begins (``open_loop_start``), or the end of the chain when
-    none is open: no loop to continue."""
-    return open_loop_start(lambda i: "human" if commits[i].kind == "user" else commits[i].kind, len(commits))
+    none is open: no loop to continue. A failed reply with nothing in it is no message (``_merged_reply``):
+    the providers and the gauge, which read the messages, never see it between a result and a typed message."""
+
+    def role(i: int) -> str:
+        commit = commits[i]
+        if commit.kind == "assistant" and not commit.content.blocks and (i == 0 or commits[i - 1].kind != "reasoning"):
+            return ""
+        return "human" if commit.kind == "user" else commit.kind
+
+    return open_loop_start(role, len(commits))
 
 
 def compile_history(commits: Sequence[Commit], settings: Settings) -> list[Content]:
