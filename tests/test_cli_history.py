@@ -408,3 +408,17 @@ def test_markdown_export_names_a_call_as_the_app_does(data):
     assert code == 0
     assert "**Tool call** `demo.add` (`c1`)" in out and "**Tool call** `x__y` (`c2`)" in out
     assert "demo__add" not in out
+
+
+def test_markdown_export_keeps_autolinks_as_links(data):
+    """``<https://…>`` and ``<me@example.com>`` are CommonMark links, not HTML: escaping them as tags
+    turned them into plain text (2026-11-28); a tag beside them is still shown as text."""
+    from markdown_it import MarkdownIt
+
+    with HistoryStore(history_path()) as store:
+        sid = store.create_session()
+        store.append(sid, "user", Content.human("see <https://example.com/a?b=1> or <me@example.com>, not <b>bold</b>"))
+    code, out, _ = run("export", sid, "--format", "md")
+    shown = MarkdownIt("commonmark").render(out)
+    assert code == 0 and '<a href="https://example.com/a?b=1">' in shown and '<a href="mailto:me@example.com">' in shown
+    assert "&lt;b&gt;bold&lt;/b&gt;" in shown

@@ -75,7 +75,14 @@ def _quote(text: str) -> str:
 
 
 _CODE_SPAN = re.compile(r"(`+).+?(?<!`)\1(?!`)")
-_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")  # where raw HTML can begin; ``a < b`` stays as it is
+# where raw HTML can begin (``a < b`` stays as it is), or a CommonMark autolink, kept: it is a link, not HTML
+_TAG_START = re.compile(
+    r"<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>|<[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(?:\.[\w-]+)*>|<(?=[A-Za-z/!?])"
+)
+
+
+def _tag_start(match: re.Match[str]) -> str:
+    return "&lt;" if match.group() == "<" else match.group()
 
 
 def _inert_html(text: str) -> str:
@@ -92,9 +99,9 @@ def _inert_html(text: str) -> str:
             kept = [(m.start(), m.end()) for m in _CODE_SPAN.finditer(line)]
             out, at = [], 0
             for start, end in kept:
-                out += [_TAG_START.sub("&lt;", line[at:start]), line[start:end]]
+                out += [_TAG_START.sub(_tag_start, line[at:start]), line[start:end]]
                 at = end
-            out.append(_TAG_START.sub("&lt;", line[at:]))
+            out.append(_TAG_START.sub(_tag_start, line[at:]))
             lines[i] = "".join(out)
     return "\n".join(lines)
 
