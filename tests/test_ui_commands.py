@@ -229,7 +229,10 @@ async def test_characters_typed_over_an_overlay_close_it_and_go_into_the_prompt(
 
 
 @pytest.mark.parametrize("overlay", ["/context", "/help"])
-@pytest.mark.parametrize(("burst", "typed"), [("ab", "ab"), ("你好", "你好"), ("\x1bCxyz", "Cxyz"), ("q\x1bz", "z")])
+@pytest.mark.parametrize(
+    ("burst", "typed"),
+    [("ab", "ab"), ("你好", "你好"), ("\x1bCxyz", "Cxyz"), ("q\x1bz", "z"), ("\x1b\x1bok\x1b", "ok")],
+)
 async def test_a_burst_of_keys_over_an_overlay_closes_it_once_and_types_the_rest(tmp_path, overlay, burst, typed):
     """Keys already on their way to it when it closed (two characters at once, an IME's text)
     each closed it again, and the second close took the chat screen: a traceback (until
@@ -248,6 +251,23 @@ async def test_a_burst_of_keys_over_an_overlay_closes_it_once_and_types_the_rest
         await settle(pilot)
         assert app.screen is app.chat and app.is_running
         assert app.query_one("#input").text == typed
+
+
+async def test_an_enter_typed_after_characters_over_context_sends_them(tmp_path):
+    """``Esc h i Enter`` in one burst: the Enter, a closing key of /context, was dropped as one
+    once the overlay had closed, and ``hi`` stayed unsent in the prompt (2026-11-28)."""
+    from textual import events
+
+    app = build_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await run(pilot, "hello")
+        await run(pilot, "/context")
+        overlay_screen = app.screen
+        for key, char in [("escape", None), ("h", "h"), ("i", "i"), ("enter", "\r")]:
+            overlay_screen.post_message(events.Key(key, char))
+        await settle(pilot)
+        assert app.screen is app.chat and app.query_one("#input").text == ""
+        assert "hi" in screen_text(app)
 
 
 async def test_new_sessions_and_resume(tmp_path):

@@ -16,21 +16,23 @@ class ReadingOverlay(ModalScreen[None]):
     Keys come in bursts (fast typing, a key held, an IME's committed text), and those already
     sent to it when it closes would be dropped with it: it closes at once but leaves the screen
     only once it has nothing left to handle, handing each of them to the prompt in order (its own
-    closing keys aside, which did their work)."""
+    closing keys aside, which did their work, until a key has gone on: an Enter after ``hi`` sends it)."""
 
     def __init__(self, keep: Callable[[events.Key], None] | None = None) -> None:
         super().__init__(classes="overlay")
         self._keep = keep
         self._shut = False
         self._left = False
+        self._typed = False  # a key went on to the prompt: a closing key after it is the prompt's (Enter sends)
 
     def on_key(self, event: events.Key) -> None:
         closing = event.key in self._closing_keys()
         if self._shut:
             event.stop()
             event.prevent_default()
-            if self._keep is not None and (event.is_printable or not closing):
+            if self._keep is not None and (event.is_printable or not closing or self._typed):
                 self._keep(event)
+                self._typed = True
         elif closing:  # here, not as a binding: that would be handled after the keys behind it
             event.stop()
             event.prevent_default()
@@ -39,6 +41,7 @@ class ReadingOverlay(ModalScreen[None]):
             event.stop()
             event.prevent_default()
             self._shut = True
+            self._typed = True
             self._keep(event)
 
     async def action_dismiss(self, result: None = None) -> None:
