@@ -205,7 +205,8 @@ def compile_history(commits: Sequence[Commit], settings: Settings) -> list[Conte
     """The messages to send for a chain (root → head).
 
     The reasoning policy applies to earlier turns; a tool loop in progress
-    (the current turn, after the last user message, once it has tool results)
+    (``open_loop_start``: after the last user message, once it has tool results, or
+    the loop a message typed after a stopped call goes on)
     keeps its thinking, which the providers require back with their tool calls. Every tool call gets a
     result: one whose result was never recorded (a process killed mid-call, a
     call tractui did not run) is answered as an error, so no provider refuses
@@ -244,9 +245,10 @@ class Compiler:
     """``compile_history`` and ``merge_commits`` for a chain that grows: a long session costs
     its new turns, not its length.
 
-    What comes before a chain's last user message stays as it is when the chain
-    grows: that message ends any merge and answers any call left open before
-    it, the tool loop in progress begins after it, and the policies ``all`` and
+    What comes before a chain's last user message (before the loop in progress,
+    which a message typed after a stopped call goes on) stays as it is when the
+    chain grows: that message ends any merge and answers any call left open
+    before it, the tool loop in progress begins after it, and the policies ``all`` and
     ``none`` act on each message alone. So the messages up to there are kept,
     and a chain that extends the last one (the same commit objects first: the
     store hands out a new object for a commit that changed) with no new summary
