@@ -84,6 +84,23 @@ def test_a_window_deletes_the_session_it_holds_itself(tmp_path):
     store.close()
 
 
+def test_a_refused_delete_of_the_session_a_window_holds_keeps_its_hold(tmp_path):
+    """Its own hold was let go of for the delete and not taken again when another window's refused
+    it: a third window could then delete the session still open in it (2026-11-28)."""
+    mine, theirs, third = (HistoryStore(tmp_path / "h.db") for _ in range(3))
+    sid = _session(mine)
+    mine.hold(sid)
+    theirs.hold(sid)
+    with pytest.raises(StoreError, match="open in another tractui window"):
+        mine.delete_session(sid)
+    theirs.close()
+    with pytest.raises(StoreError, match="open in another tractui window"):
+        third.delete_session(sid)
+    assert mine.session(sid) is not None
+    for store in (mine, third):
+        store.close()
+
+
 HOLDER = textwrap.dedent(
     """
     import sys, time

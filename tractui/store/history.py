@@ -309,18 +309,25 @@ class HistoryStore:
 
     def delete_session(self, session_id: str) -> None:
         """Remove the session and every commit of it (the schema cascades), in one transaction;
-        refused while another window has it open."""
-        if self._locks.held == session_id:
+        refused while another window has it open. This window's own hold is let go of for it, and
+        taken again when refused: the session is still open here."""
+        own = self._locks.held == session_id
+        if own:
             self._locks.release()
-        with self._locks.alone(session_id) as alone:
-            if not alone:
-                raise StoreError(
-                    f"session '{session_id[:8]}' is open in another tractui window; close it or /new there "
-                    "first (nothing was deleted)"
-                )
-            with self._transaction() as conn:
-                if conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
-                    raise StoreError(f"no session '{session_id}' in {self.path}")
+        try:
+            with self._locks.alone(session_id) as alone:
+                if not alone:
+                    raise StoreError(
+                        f"session '{session_id[:8]}' is open in another tractui window; close it or /new there "
+                        "first (nothing was deleted)"
+                    )
+                with self._transaction() as conn:
+                    if conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount == 0:
+                        raise StoreError(f"no session '{session_id}' in {self.path}")
+        except StoreError:
+            if own:
+                self._locks.hold(session_id)
+            raise
         self._heads.pop(session_id, None)
         self._known.pop(session_id, None)
 
