@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import json
@@ -422,3 +423,26 @@ def test_markdown_export_keeps_autolinks_as_links(data):
     shown = MarkdownIt("commonmark").render(out)
     assert code == 0 and '<a href="https://example.com/a?b=1">' in shown and '<a href="mailto:me@example.com">' in shown
     assert "&lt;b&gt;bold&lt;/b&gt;" in shown
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a pty")
+def test_ctrl_c_at_the_delete_question_is_a_no_not_a_traceback(data):
+    """Ctrl+C at ``delete …? [y/N]`` printed a Python traceback (2026-11-28)."""
+    import pty
+    import signal
+
+    sid = populate()
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "tractui", "delete", sid], stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    said = b""
+    while b"[y/N]" not in said:
+        said += os.read(master, 4096)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 1
+    with contextlib.suppress(OSError):
+        while chunk := os.read(master, 4096):
+            said += chunk
+    os.close(master)
+    assert b"Traceback" not in said and b"not deleted" in said
+    assert sid in run("sessions")[1]

@@ -123,14 +123,19 @@ def cmd_delete(store: HistoryStore, ref: str, out: Terminal, ask: Callable[[str]
 
 
 def _asker(err: Terminal) -> Callable[[str], str]:
-    """A question on stderr, its answer from the terminal; no terminal: refused (``--yes`` says it)."""
+    """A question on stderr, its answer from the terminal; no terminal: refused (``--yes`` says it).
+    Ctrl+C at the question is a no (it ended in a traceback)."""
     stdin = sys.stdin
     if stdin is None or not stdin.isatty():
         raise UsageError("delete asks first, and there is no terminal to ask on; add --yes to delete without asking")
 
     def ask(question: str) -> str:
         err.write(question)
-        return stdin.readline()
+        try:
+            return stdin.readline()
+        except KeyboardInterrupt:
+            err.write("\n")
+            return ""
 
     return ask
 
