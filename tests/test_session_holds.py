@@ -164,3 +164,18 @@ async def test_a_session_deleted_under_a_window_says_how_to_go_on(tmp_path, conf
     assert errors[0].endswith("your message was not sent; /new starts a new session, and ↑ brings the message back")
     assert len(loopback.requests) == 1
     store.close()
+
+
+def test_a_window_opening_a_session_being_deleted_does_not_wait_for_ever(tmp_path):
+    """The shared lock waited without end on the event loop while a deletion held the lock alone
+    (until 2026-11-28); now the window gives up after a moment and holds nothing."""
+    deleting, opening = HistoryStore(tmp_path / "h.db"), HistoryStore(tmp_path / "h.db")
+    sid = _session(deleting)
+    with deleting._locks.alone(sid) as alone:
+        assert alone
+        opening.hold(sid)
+        assert opening._locks.held is None
+    opening.hold(sid)  # the deletion over (here: not made): held as usual
+    assert opening._locks.held == sid
+    opening.close()
+    deleting.close()

@@ -394,9 +394,7 @@ class HistoryStore:
             if parent == "head":  # read inside the write lock: another process may have just moved it
                 row = conn.execute("SELECT head FROM sessions WHERE id = ?", (session_id,)).fetchone()
                 if row is None:
-                    raise SessionGone(
-                        f"session '{session_id[:8]}' is no longer in {self.path} (deleted in another window)"
-                    )
+                    raise self._gone(session_id)
                 parent = row[0]
             commit = Commit(
                 id=new_id(),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,10 @@ try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: no guard
     fcntl = None  # type: ignore[assignment]
+
+
+HOLD_WAIT = 0.5  # seconds a window opening a session waits for a deletion of it under way
+HOLD_RETRY = 0.01
 
 
 class SessionLocks:
@@ -28,6 +33,7 @@ class SessionLocks:
 
     @property
     def held(self) -> str | None:
+        """The session this window holds (``None``: none, or none could be held)."""
         return self._held[0] if self._held else None
 
     def hold(self, session_id: str | None) -> None:
@@ -66,10 +72,10 @@ class SessionLocks:
         return self.folder / session_id
 
     def _locked(self, session_id: str, *, shared: bool) -> int | None:
-        """An open file of the session holding its lock, shared (waiting out a deletion's moment)
-        or alone (``BlockingIOError`` at once when another holds it); ``None`` where locks cannot
-        be taken. A file removed while this one waited is opened again: the lock taken is always
-        on the file the path names."""
+        """An open file of the session holding its lock, shared (waiting out a deletion's moment,
+        up to ``HOLD_WAIT``: ``None`` after it) or alone (``BlockingIOError`` at once when another
+        holds it); ``None`` where locks cannot be taken. A file removed while this one waited is
+        opened again: the lock taken is always on the file the path names."""
         if fcntl is None:
             return None
         path = self._path(session_id)
@@ -83,9 +89,11 @@ class SessionLocks:
             except OSError:
                 return None
             try:
-                fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX | fcntl.LOCK_NB)
+                _take(fd, shared=shared)
             except BlockingIOError:
                 os.close(fd)
+                if shared:
+                    return None
                 raise
             except OSError:
                 os.close(fd)
@@ -108,7 +116,26 @@ class SessionLocks:
         os.close(fd)
 
 
+def _take(fd: int, *, shared: bool) -> None:
+    """Lock ``fd``: alone at once or ``BlockingIOError``; shared within ``HOLD_WAIT`` (a deletion
+    holds the lock alone for a moment; the window opening waits on the event loop, so not long)."""
+    assert fcntl is not None
+    if not shared:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    deadline = time.monotonic() + HOLD_WAIT
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(HOLD_RETRY)
+
+
 def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``fd`` is still the file at ``path`` (a deletion may have removed it meanwhile)."""
     try:
         return os.fstat(fd).st_ino == path.stat().st_ino
     except OSError:
