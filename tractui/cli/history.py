@@ -130,8 +130,8 @@ def _asker(err: Terminal) -> Callable[[str], str]:
         raise UsageError("delete asks first, and there is no terminal to ask on; add --yes to delete without asking")
 
     def ask(question: str) -> str:
-        err.write(question)
-        try:
+        try:  # the question too: Ctrl+C may come the moment it is on screen, before the read
+            err.write(question)
             return stdin.readline()
         except KeyboardInterrupt:
             err.write("\n")
