@@ -492,7 +492,7 @@ def answers_drawn(app: TractApp) -> bool:
     return all(drawn(app, widget) for widget in [*screen.query(Button), screen.query_one("#consent-hint")])
 
 
-SMALL = [(44, 16), (40, 12)]
+SMALL = [(44, 16), (40, 12), (80, 24), (70, 24)]  # the last two: Deny (n) was cut off or gone by width alone
 
 
 @pytest.mark.parametrize("size", SMALL)
