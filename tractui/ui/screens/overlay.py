@@ -23,10 +23,16 @@ class ReadingOverlay(ModalScreen[None]):
         self._keep = keep
         self._shut = False
         self._left = False
+        self._closers = frozenset(  # the keys of its "dismiss" bindings
+            key.strip()
+            for binding in self.BINDINGS
+            if isinstance(binding, Binding) and binding.action == "dismiss"
+            for key in binding.key.split(",")
+        )
         self._typed = False  # a key went on to the prompt: a closing key after it is the prompt's (Enter sends)
 
     def on_key(self, event: events.Key) -> None:
-        closing = event.key in self._closing_keys()
+        closing = event.key in self._closers
         if self._shut:
             event.stop()
             event.prevent_default()
@@ -54,11 +60,3 @@ class ReadingOverlay(ModalScreen[None]):
         if self._shut and not self._left:
             self._left = True
             self.dismiss()
-
-    def _closing_keys(self) -> set[str]:
-        return {
-            key.strip()
-            for binding in self.BINDINGS
-            if isinstance(binding, Binding) and binding.action == "dismiss"
-            for key in binding.key.split(",")
-        }
