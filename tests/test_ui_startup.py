@@ -10,18 +10,21 @@ import threading
 from pathlib import Path
 
 import pytest
-from ui_support import DEMO, FakeClock, settle, type_line, wait_for
+from ui_support import DEMO, FakeClock, chat_stream, loop_config, settle, stalled, type_line, wait_for
 
 from tractui.conversation.conversation import Conversation
 from tractui.core.content import Content, TextBlock
 from tractui.core.settings import Settings
+from tractui.providers.config import ProviderConfig
 from tractui.providers.demo import DemoProvider
 from tractui.store.history import HistoryStore
 from tractui.ui import app as app_module
 from tractui.ui.app import TractApp
+from tractui.ui.draft import draft_path
 from tractui.ui.internals import watch_painted
 from tractui.ui.launch import opened
 from tractui.ui.pending import PendingConversation
+from tractui.ui.widgets.answer import AnswerView
 from tractui.ui.widgets.footer import GaugeFooter
 from tractui.ui.widgets.message import AssistantMessage, UserMessage
 
@@ -33,7 +36,12 @@ def dirs(tmp_path, monkeypatch):
 
 
 def pending_app(
-    tmp_path, gate: threading.Event, *, resuming: bool = False, session: str | None = None
+    tmp_path,
+    gate: threading.Event,
+    *,
+    resuming: bool = False,
+    session: str | None = None,
+    config: ProviderConfig = DEMO,
 ) -> tuple[TractApp, HistoryStore]:
     """As ``tractui`` (or ``-c`` when ``resuming``) builds it, the build held until ``gate`` is set."""
     store = HistoryStore(tmp_path / "history.db")
@@ -43,10 +51,11 @@ def pending_app(
 
     def build() -> Conversation:
         gate.wait(10)
-        return Conversation(store, settings, DEMO, session_id=session, provider=DemoProvider(DEMO, pace=0))
+        provider = DemoProvider(DEMO, pace=0) if config is DEMO else None
+        return Conversation(store, settings, config, session_id=session, provider=provider)
 
     pending = PendingConversation(
-        DEMO, settings, None, build, opened=opened(store, session) if session is not None else None
+        config, settings, None, build, opened=opened(store, session) if session is not None else None
     )
     return TractApp(pending, clock=FakeClock()), store
 
@@ -184,6 +193,34 @@ async def test_input_typed_before_the_conversation_is_built_is_sent_after(tmp_pa
             assert len(app.query(AssistantMessage)) == 2
             assert app.settings.get("temperature") == 0.5
             assert [c.kind for c in app.conversation.history() if c.kind == "user"] == ["user", "user"]
+    finally:
+        gate.set()
+        store.close()
+
+
+@pytest.mark.parametrize("quit_keys", [("ctrl+q",), ("ctrl+c", "ctrl+c")])
+async def test_quitting_while_a_line_typed_during_start_up_waits_for_a_reply_runs_nothing_and_keeps_it(
+    tmp_path, loopback, quit_keys
+):
+    """``/new`` typed during start-up waits behind the reply to the line before it. Quitting
+    then cancelled the reply and the start-up work together, but Textual's ``Worker.wait`` took
+    the cancel for the reply's: ``/new`` ran against the screen being taken down (a new session
+    made; ``NoMatches`` for ``GaugeFooter`` or a ``MountError``), and was lost."""
+    loopback.add(stalled(chat_stream(["pondering"], ["Half"], usage=None, finish=False)))
+    gate = threading.Event()
+    app, store = pending_app(tmp_path, gate, config=loop_config(loopback))
+    try:
+        async with app.run_test(size=(100, 30)) as pilot:
+            await type_line(pilot, "first")
+            await type_line(pilot, "/new")
+            assert not app.chat.ready
+            gate.set()
+            await wait_for(pilot, lambda: any(a.text == "Half" for a in app.query(AnswerView)))
+            session = app.conversation.session_id
+            await pilot.press(*quit_keys)
+        assert app.return_code == 0
+        assert app.conversation.session_id == session and len(store.list_sessions()) == 1
+        assert draft_path().read_text() == "/new"  # not run, kept for the next start as queued messages are
     finally:
         gate.set()
         store.close()

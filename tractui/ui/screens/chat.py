@@ -31,7 +31,7 @@ from tractui.ui.draft import SAVE_AFTER, load_draft, save_draft
 from tractui.ui.heap import Heap
 from tractui.ui.host import COMPACTION_RUNNING, STILL_STREAMING, CommandHost
 from tractui.ui.internals import paints_all_of, watch_painted
-from tractui.ui.outbox import Ended, Outbox, as_message
+from tractui.ui.outbox import JOIN, Ended, Outbox, as_message
 from tractui.ui.paging import HistoryPager
 from tractui.ui.palette import PrefillPrompt, RunSlashCommand
 from tractui.ui.pending import PendingConversation
@@ -310,15 +310,16 @@ class ChatScreen(Screen[None]):
             await self._dispatch(self._queued.pop(0))
             worker = self._worker
             if worker is not None:
-                with contextlib.suppress(WorkerCancelled, WorkerFailed):  # Esc, or an error its own worker reports
-                    await worker.wait()
+                await _ended(worker)
         self._draining = False
 
     async def aclose(self) -> None:
         """Keep the draft; stop the MCP servers and close the provider's connections."""
         # the prompt's text now: keys it has painted may not have reached ``_input_changed`` yet;
         # the messages held while a reply streamed and not sent go in front of it
+        # and in front of them the lines typed during start-up that it had not handled yet
         unsent = self._outbox.in_front_of(self._prompt.text) if self._prompt is not None else self._unsent
+        unsent = JOIN.join(line for line in (*self._queued, unsent) if line)
         if self._unsent_timer is not None or unsent != self._unsent:
             if self._unsent_timer is not None:
                 self._unsent_timer.stop()
@@ -631,8 +632,7 @@ class ChatScreen(Screen[None]):
             while self._outbox:
                 worker, (what, ended) = self._worker, self._ending
                 if worker is not None:
-                    with contextlib.suppress(WorkerCancelled, WorkerFailed):  # told below, as the reply drew them
-                        await worker.wait()
+                    await _ended(worker)  # how it ended is told below, as the reply drew it
                 if not self.is_attached:  # the app is closing: ``aclose`` keeps them in the draft
                     return
                 how = "cancelled" if worker is not None and worker.state is WorkerState.CANCELLED else ended()
@@ -1038,6 +1038,18 @@ class ChatScreen(Screen[None]):
         self.action_follow()  # nothing is left to read further up: no bar, the next note in view
         await self.note(SCREEN_CLEARED)
         self._view_replaced()
+
+
+async def _ended(worker: Worker[None]) -> None:
+    """Wait for ``worker`` (a reply, /compact) to end, however it ends. Textual's ``Worker.wait``
+    takes a cancel of the task waiting for the cancel of the worker awaited: the screen's workers,
+    cancelled together as the app closes, would go on to run what waits behind the reply against
+    a screen being taken down. That cancel is raised again here."""
+    with contextlib.suppress(WorkerCancelled, WorkerFailed):  # Esc, or an error its own worker reports
+        await worker.wait()
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def _resolve(future: asyncio.Future[Decision | None], decision: Decision | None) -> None:
