@@ -271,3 +271,52 @@ async def test_a_call_after_one_its_server_crashed_under_is_answered_without_a_q
         assert "It went away." in screen_text(app) and model.refusals == []
         assert screen_text(app).count("MCP server test failed: the server exited") == 1
         assert offered(loopback) == DEMO_TOOLS
+
+
+async def test_a_profile_loaded_mid_loop_is_said_where_it_took_effect_and_stays_on_retry(tmp_path, loopback):
+    """``/profile load`` typed while the reply that calls a tool streams: the call runs and the next
+    request goes with the new profile, but the note was drawn under the whole turn, below the
+    answer that came from the profile it announced."""
+    import asyncio
+
+    from strict_servers import Step, StrictChat
+
+    app = with_servers(tmp_path, loopback, "kimi-local")
+    store = ProfileStore()
+    store.write(store.load("kimi-local").model_copy(update={"name": "other", "model": "kimi-other"}))
+    model = StrictChat([Step("Sleep first.", calls=[("test__sleep", {"seconds": 0})]), Step("Done.", text="Slept.")])
+    gate = asyncio.Event()
+
+    def held_after_thinking(request):  # the first reply stops after its thinking until the test sets the gate
+        reply = model(request)
+        if model.served == 1:
+            reply.stall_after = reply.body.rfind(b"data:", 0, reply.body.index(b'"tool_calls"'))
+            reply.stall, reply.until = 120, gate
+        return reply
+
+    loopback.default = held_after_thinking
+    switched = "switched to profile 'other'"
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: app.chat.ready)
+        await ready(pilot, app, "demo", "test")
+        await type_line(pilot, "sleep, then say so")
+        await wait_for(pilot, lambda: "Sleep first." in screen_text(app), timeout=60)
+        await type_line(pilot, "/profile load other")
+        await wait_for(pilot, lambda: switched in screen_text(app))
+        gate.set()
+        await wait_for(pilot, lambda: isinstance(app.screen, ConsentScreen), timeout=60)
+        app.chat.clock.advance(TYPING_PAUSE)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: "Slept." in screen_text(app), timeout=60)
+        await settle(pilot)
+        lines = screen_text(app).splitlines()
+
+        def row(text: str) -> int:
+            return next(i for i, line in enumerate(lines) if text in line)
+
+        assert row("Sleep first.") < row(switched) < row("test.sleep") < row("Done.") < row("Slept.")
+        assert [r.json["model"] for r in loopback.requests] == ["kimi-k2.6", "kimi-other"] and model.refusals == []
+
+        await run(pilot, "/retry")  # the reply goes, its note stays: the profile is still the one loaded
+        await wait_for(pilot, lambda: "Slept." in screen_text(app), timeout=60)
+        assert screen_text(app).count(switched) == 1

@@ -119,7 +119,7 @@ class CommandHost:
         self.chat.refresh_where()  # a profile deleted (or its file removed by hand) shows as such
         if result.action is None:
             if result.message:
-                await self.chat.note(result.message, error=result.error)
+                await self._note(result.message, error=result.error)
             return
         args = result.args
         match result.action:
@@ -173,7 +173,7 @@ class CommandHost:
             return
         self.chat.conversation.new_session()
         await self.chat.show_history(fresh=True)
-        await self.chat.note("New session. The previous one is in /sessions.")
+        await self._note("New session. The previous one is in /sessions.")
 
     async def _do_sessions(self, _: str) -> None:
         if await self._busy():
@@ -201,7 +201,7 @@ class CommandHost:
         followed = follow(last, self.profiles)
         current = conversation.config
         if followed.failed is not None:
-            await self.chat.note(
+            await self._note(
                 f"{followed.failed}; staying on {conversation.profile_name or current.provider}", error=True
             )
         elif followed.profile is not None:
@@ -210,7 +210,7 @@ class CommandHost:
                 self,
                 f"switched to profile '{followed.profile.name}', which this session's replies came from",
             )
-            await self.chat.note(result.message, error=result.error)
+            await self._note(result.message, error=result.error)
         elif (config := followed.endpoint) is not None and (config.provider, config.model, config.base_url) != (
             current.provider,
             current.model,
@@ -218,7 +218,7 @@ class CommandHost:
         ):
             conversation.switch_profile(config, conversation.settings, None, conversation.mcp_servers)
             self.chat.profile_switched()
-            await self.chat.note(f"continuing with {describe(config)}, where this session's last reply came from")
+            await self._note(f"continuing with {describe(config)}, where this session's last reply came from")
 
     async def _do_retry(self, _: str) -> None:
         if await self._busy():
@@ -233,24 +233,24 @@ class CommandHost:
     async def _do_copy(self, _: str) -> None:
         text = self.chat.last_answer()
         if not text:
-            await self.chat.note("nothing to copy: no answer yet in this session", error=True)
+            await self._note("nothing to copy: no answer yet in this session", error=True)
             return
         self.chat.app.copy_to_clipboard(sanitize(text))
-        await self.chat.note(f"Copied the last answer ({len(text)} characters).")
+        await self._note(f"Copied the last answer ({len(text)} characters).")
 
     async def _do_export(self, args: str) -> None:
         from tractui.store.export import FORMATS, export_text, save_export
 
         conversation = self.chat.conversation
         if conversation.session_id is None:
-            await self.chat.note("nothing to export: the session is empty", error=True)
+            await self._note("nothing to export: the session is empty", error=True)
             return
         words = args.split(maxsplit=1)
         if words and words[0].lower() not in FORMATS and any(c in words[0] for c in "/.~"):
             words = ["json" if words[0].lower().endswith(".json") else "md", args.strip()]  # a PATH alone
         fmt = words[0].lower() if words else "md"
         if fmt not in FORMATS:
-            await self.chat.note(f"unknown export format '{fmt}': md or json", error=True)
+            await self._note(f"unknown export format '{fmt}': md or json", error=True)
             return
         folder: Path | None = None
         if len(words) > 1:
@@ -266,28 +266,28 @@ class CommandHost:
                 folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # a file in its place: one line below
             save_export(path, text)
         except OSError as exc:
-            await self.chat.note(f"cannot write {path}: {exc.strerror or exc}", error=True)
+            await self._note(f"cannot write {path}: {exc.strerror or exc}", error=True)
             return
-        await self.chat.note(f"Exported this session to {path.resolve()}")
+        await self._note(f"Exported this session to {path.resolve()}")
 
     async def _do_theme(self, name: str) -> None:
         app = self.chat.app
         themes = sorted(app.available_themes)
         if not name:
-            await self.chat.note(f"theme: {app.theme}; available: {', '.join(themes)}")
+            await self._note(f"theme: {app.theme}; available: {', '.join(themes)}")
             return
         if name not in app.available_themes:
             near = closest(name, themes)
             hint = f"; did you mean {near[0]}?" if near else f"; available: {', '.join(themes)}"
-            await self.chat.note(f"unknown theme '{name}'{hint}", error=True)
+            await self._note(f"unknown theme '{name}'{hint}", error=True)
             return
         app.theme = name
         try:
             update_app_config(theme=name)
         except (OSError, ValueError, UserError) as exc:
-            await self.chat.note(f"theme switched, but not remembered: {exc}", error=True)
+            await self._note(f"theme switched, but not remembered: {exc}", error=True)
             return
-        await self.chat.note(f"Theme: {name} (remembered)")
+        await self._note(f"Theme: {name} (remembered)")
 
     async def _do_tools(self, _: str) -> None:
         await self.chat.show_tools()
@@ -298,17 +298,17 @@ class CommandHost:
         try:
             models = await self.fetch_models()
         except ModelListError as err:
-            await self.chat.note(f"{here}; the server's list cannot be had ({err}); /model NAME still switches")
+            await self._note(f"{here}; the server's list cannot be had ({err}); /model NAME still switches")
             return
         if not models:
-            await self.chat.note(f"{here}; the server lists no models; /model NAME switches")
+            await self._note(f"{here}; the server lists no models; /model NAME switches")
             return
         width = max(len(m.id) for m in models)
         lines = [f"{here}; the server lists {len(models)} (/model NAME switches):"]
         for model in models:
             mark = "*" if model.id == config.model else " "
             lines.append(sanitize(f"{mark} {model.id:<{width}}  {commands.model_line(model)}"))
-        await self.chat.note("\n".join(lines))
+        await self._note("\n".join(lines))
 
     async def _do_clear(self, _: str) -> None:
         if await self._busy():  # the streaming reply draws into a message the clear would remove
@@ -317,6 +317,11 @@ class CommandHost:
 
     async def _do_quit(self, _: str) -> None:
         self.chat.app.exit(0)
+
+    async def _note(self, text: str, *, error: bool = False) -> None:
+        """What a command says, where it took effect: while a reply streams (a tool loop), in
+        that reply where it has got to, the replies after it below (``ChatScreen.note``)."""
+        await self.chat.note(text, error=error, in_reply=True)
 
     async def _busy(self) -> bool:
         """A reply streams, or the messages queued meanwhile are still to go (into this session)."""

@@ -419,10 +419,14 @@ class ChatScreen(Screen[None]):
             await self._streaming_note.remove()
             self._streaming_note = None
 
-    async def note(self, text: str, *, error: bool = False) -> Static:
-        """A line from tractui itself (command output, notices), not from the model."""
+    async def note(self, text: str, *, error: bool = False, in_reply: bool = False) -> Static:
+        """A line from tractui itself (command output, notices), not from the model; ``in_reply``
+        (something that took effect in the conversation): while a reply streams, in the reply
+        where it has got to, in the order things happened (``ReplyRenderer.note``)."""
         widget = Static(sanitize(text), markup=False, classes="note -error" if error else "note")
-        await self.query_one(ChatLog).mount(widget)
+        renderer = self.frames.renderer
+        if not (in_reply and renderer is not None and renderer.note(widget)):
+            await self.query_one(ChatLog).mount(widget)
         self._show_new_below()  # read further up: the bar says something came
         return widget
 
@@ -1019,6 +1023,9 @@ class ChatScreen(Screen[None]):
                 return
             start = users[-1] + (1 if keep_user else 0)
             for widget in children[start:]:
+                if isinstance(widget, AssistantMessage) and (said := list(widget.query(".note").results(Static))):
+                    # the notes said while it streamed stay too, where it stood
+                    await chat.mount_all([_copy(note) for note in said], before=widget)
                 if not widget.has_class("note"):
                     await widget.remove()
         self._view_replaced()
@@ -1050,6 +1057,10 @@ async def _ended(worker: Worker[None]) -> None:
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError
+
+
+def _copy(note: Static) -> Static:
+    return Static(note.content, markup=False, classes=" ".join(note.classes))
 
 
 def _resolve(future: asyncio.Future[Decision | None], decision: Decision | None) -> None:

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import assert_never
 
+from textual.widget import Widget
+
 from tractui.core.events import (
     Done,
     Notice,
@@ -87,6 +89,7 @@ class ReplyRenderer:
         self._stalled = False
         self.cancelled = False  # Esc, or the stream said it was cancelled
         self.failed = False  # the stream ended in an error (what the messages held meanwhile wait on)
+        self._finishing = False  # its last flush has begun: a note queued now would not be drawn
 
     @property
     def pending(self) -> bool:
@@ -147,6 +150,14 @@ class ReplyRenderer:
         else:
             ops.append((kind, [text]))
 
+    def note(self, line: Widget) -> bool:
+        """Draw ``line`` (a note of tractui's) in the reply, after the events fed before it
+        (``AssistantMessage.note``); False once the reply is finishing, too late to draw it."""
+        if self._finishing:
+            return False
+        self._ops.append(("note", line))
+        return True
+
     def interrupted(self) -> None:
         """The user cancelled: what arrived stands, marked. Not while a call waits or runs: the
         reply had arrived whole, and its calls are drawn cancelled, as the history holds them
@@ -203,6 +214,9 @@ class ReplyRenderer:
             elif kind == "interrupted":
                 message.end_thinking()
                 await message.set_status(interrupted_line(message.parts), "interrupted")
+            elif kind == "note":
+                assert isinstance(payload, Widget)
+                await message.note(payload)
 
     async def _tool_delta(self, piece: _ToolPiece) -> None:
         view = self._calls.get(piece.key)
@@ -247,6 +261,7 @@ class ReplyRenderer:
         await self.message.set_status(f"⏳ waiting for the server · {duration(quiet)} · Esc cancels", "stall")
 
     async def finish(self) -> None:
+        self._finishing = True
         self._text.flush()
         self._thinking.flush()
         await self.flush()

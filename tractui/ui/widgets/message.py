@@ -143,6 +143,12 @@ class AssistantMessage(Column):
         await self._add(view)
         return view
 
+    async def note(self, line: Widget) -> None:
+        """A line of tractui's own (a command's note) said while the reply streams, under what it
+        has drawn so far. Not one of its parts: the thinking or answer being streamed goes on above
+        it, and what the reply draws next (a call, the next request's reply) comes below."""
+        await self._parts_box.mount(line)
+
     def end_thinking(self) -> None:
         current = self.current_thinking()
         if current is not None:
