@@ -248,10 +248,14 @@ async def test_a_failed_server_is_restarted_from_slash_tools_or_by_loading_its_p
         assert "Traceback" not in screen_text(app)
 
 
+ORDER_AFTER_A_CRASH = ["test.crash", "test.huge", "failed: the server exited (/tools", "Done.", "It went away."]
+
+
 async def test_a_call_after_one_its_server_crashed_under_is_answered_without_a_question(tmp_path, loopback):
     """The first call of a round crashes the test server: the second, to the same server, opened a
     consent question for a call that could not run; the request after them offered the dead
-    server's tools."""
+    server's tools. The note saying the server failed stood under the whole turn, below the answer
+    made without it, instead of where the failure came."""
     from strict_servers import Step, StrictChat
 
     app = with_servers(tmp_path, loopback, "kimi-local")
@@ -271,6 +275,9 @@ async def test_a_call_after_one_its_server_crashed_under_is_answered_without_a_q
         assert "It went away." in screen_text(app) and model.refusals == []
         assert screen_text(app).count("MCP server test failed: the server exited") == 1
         assert offered(loopback) == DEMO_TOOLS
+        lines = screen_text(app).splitlines()
+        rows = [next(i for i, line in enumerate(lines) if text in line) for text in ORDER_AFTER_A_CRASH]
+        assert rows == sorted(rows), lines
 
 
 async def test_a_profile_loaded_mid_loop_is_said_where_it_took_effect_and_stays_on_retry(tmp_path, loopback):

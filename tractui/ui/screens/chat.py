@@ -359,7 +359,10 @@ class ChatScreen(Screen[None]):
             self.refresh_gauge()
         if connection.state == "failed":
             why = f"MCP server {connection.name} failed: {connection.reason} (/tools, then r, starts it again)"
-            self.call_later(self.note, why, error=True)
+            # during a reply, in it at once, where the failure came: after the call it failed under,
+            # above the replies made without its tools
+            line, placed = self._note_line(why, error=True, in_reply=True)
+            self.call_later(self._show_note, line, placed)
 
     async def ask_consent(self, request: ToolRequest) -> Decision:
         """The user's choice for one call; Esc stops the whole reply."""
@@ -423,12 +426,20 @@ class ChatScreen(Screen[None]):
         """A line from tractui itself (command output, notices), not from the model; ``in_reply``
         (something that took effect in the conversation): while a reply streams, in the reply
         where it has got to, in the order things happened (``ReplyRenderer.note``)."""
+        widget, placed = self._note_line(text, error=error, in_reply=in_reply)
+        await self._show_note(widget, placed)
+        return widget
+
+    def _note_line(self, text: str, *, error: bool, in_reply: bool) -> tuple[Static, bool]:
+        """A note's line, and whether it went into the streaming reply (drawn with its next frame)."""
         widget = Static(sanitize(text), markup=False, classes="note -error" if error else "note")
         renderer = self.frames.renderer
-        if not (in_reply and renderer is not None and renderer.note(widget)):
+        return widget, in_reply and renderer is not None and renderer.note(widget)
+
+    async def _show_note(self, widget: Static, placed: bool) -> None:
+        if not placed:
             await self.query_one(ChatLog).mount(widget)
         self._show_new_below()  # read further up: the bar says something came
-        return widget
 
     # -- history -----------------------------------------------------------
     async def show_history(
