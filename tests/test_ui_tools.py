@@ -465,6 +465,20 @@ async def test_the_footer_follows_the_tools_switched_after_a_reply_at_once(app):
         assert "⚠" not in screen_text(app)
 
 
+async def test_a_server_that_fails_as_the_app_closes_changes_nothing(app):
+    """Between the screen going and ``aclose`` unhooking the toolbox, a server's change of state
+    (one that fails as the app quits) found no footer to count into: a ``NoMatches`` at exit."""
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(
+            pilot, lambda: app.chat.toolbox is not None and app.chat.toolbox.connections["demo"].state == "ready"
+        )
+        await settle(pilot)
+        chat = app.chat
+    connection = chat.toolbox.connections["demo"]
+    connection.state, connection.reason = "failed", "went away"
+    chat._tools_changed(connection)  # the screen is gone: nothing to redraw, and no error
+
+
 def drawn(app: TractApp, widget: Widget) -> bool:
     """Every cell of ``widget`` is on the screen and shows it: not cut off by the box, not under another."""
     screen, region = app.screen, widget.region

@@ -351,6 +351,8 @@ class ChatScreen(Screen[None]):
     def _tools_changed(self, connection: McpConnection) -> None:
         from tractui.ui.screens.tools import ToolsScreen
 
+        if not self.is_attached:  # the app is closing: ``aclose`` has not unhooked the toolbox yet
+            return
         if isinstance(self.app.screen, ToolsScreen):
             self.app.screen.refresh_servers()
         # its definitions came or went: the gauge counts what the next request offers, once start-up has
