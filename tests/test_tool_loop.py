@@ -136,9 +136,11 @@ async def test_a_three_step_loop_keeps_every_steps_thinking(tmp_path, server, to
 @pytest.mark.parametrize("kind", list(PROTOCOLS))
 async def test_the_strict_servers_refuse_a_loop_that_lost_its_thinking(tmp_path, server, toolbox, kind, monkeypatch):
     """The same loop with the current-turn rule switched off (the earlier turns' policy applied to the
-    loop too): the servers that need the thinking back answer their vendor's 400."""
+    loop too): the servers that need the thinking back answer their vendor's 400. The rule has two
+    halves: the compile step keeps the loop's thinking, the providers send it natively."""
     import importlib
 
+    monkeypatch.setattr(importlib.import_module("tractui.store.compile"), "_open_loop_start", len)
     for name in ("openai_chat", "anthropic", "gemini", "openai_responses"):
         module = importlib.import_module(f"tractui.providers.{name}")
         monkeypatch.setattr(module, "current_turn_start", len)

@@ -35,7 +35,7 @@ from tractui.core.events import (
 )
 from tractui.core.gauge import CallBasis, ContextReading, Gap, ThinkingTokens, measure_context
 from tractui.core.reasoning import StripPolicy, remove_thinking, thinking_policy
-from tractui.core.settings import Settings, SettingsView
+from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.core.tools import ToolSpec
 from tractui.core.urls import public_url
@@ -107,7 +107,6 @@ class Conversation:
         self._offered: list[ToolSpec] = []  # what the last request offered
         self._unsaved: ReplyWriter | None = None  # a finished reply the store could not take (disk full)
         self._told_unsaved = False  # said once per spell of failed writes
-        self._included: tuple[SettingsView, Settings] | None = None  # ``_thinking_sent``, for this view
 
     # -- sessions ----------------------------------------------------------
     @property
@@ -577,24 +576,10 @@ class Conversation:
         ).effective
 
     def _thinking_cost(self) -> ThinkingTokens:
-        """The provider's count of a message's thinking as its request carries it, once it goes at
-        all: which messages' thinking goes is the gauge's to say (its policy, now and at the last
-        call). Asked under ``includeInContext`` false, the provider counted nothing even for the
-        thinking the last call had sent, so switching it off moved nothing."""
-        provider, counter = self.provider, self._counter
-        settings = self._thinking_sent()
+        """The provider's count of a message's thinking as its request carries it: which messages'
+        thinking goes is the gauge's to say (its policy, now and at the last call)."""
+        provider, settings, counter = self.provider, self.settings, self._counter
         return lambda message, current: provider.thinking_tokens(message, settings, counter, current_turn=current)
-
-    def _thinking_sent(self) -> Settings:
-        """The settings with earlier turns' thinking included, made again only after a change."""
-        view = self.settings.view
-        if view.reasoning_include_in_context:
-            return self.settings
-        if self._included is None or self._included[0] is not view:
-            included = self.settings.copy()
-            included.set_value("reasoning.includeInContext", True)
-            self._included = (view, included)
-        return self._included[1]
 
     @property
     def counter(self) -> TokenCounter:

@@ -334,12 +334,9 @@ class OpenAIChatProvider(Provider):
         """As ``_messages`` sends it: the turn in progress and the reasoning field (``field`` or
         ``native``) carry the thinking as it is; ``tags`` wraps each block in the text."""
         visible = counter.count_thinking(message)
-        view = settings.view
         if current_turn or not visible:
             return visible
-        if not view.reasoning_include_in_context:
-            return 0
-        if view.reasoning_format == "tags":
+        if settings.view.reasoning_format == "tags":
             blocks = sum(1 for b in message.blocks if isinstance(b, ThinkingBlock) and not b.is_hidden)
             return visible + counter.count("<think></think>\n\n") * blocks
         return visible
@@ -381,9 +378,9 @@ class OpenAIChatProvider(Provider):
     def _messages(self, messages: list[Content], settings: Settings, system: str | None) -> list[dict[str, Any]]:
         view = settings.view
         prompt = system or view.system_prompt
-        include, fmt = view.reasoning_include_in_context, view.reasoning_format
-        send_field = include and fmt in ("field", "native")  # this protocol's native way is the field
-        send_tags = include and fmt == "tags"
+        fmt = view.reasoning_format
+        send_field = fmt in ("field", "native")  # this protocol's native way is the field
+        send_tags = fmt == "tags"
         field_name = view.reasoning_field_name or "reasoning_content"
         thinking_on = view.reasoning_enabled
         send_as = field_name if send_field else None

@@ -1,13 +1,14 @@
 """How earlier turns' thinking goes back to providers that sign it.
 
+Which thinking a request holds is the compile step's decision (``store/compile.py``:
+``reasoning.includeInContext`` false strips it from earlier turns, a tool loop in
+progress keeps its own); this module decides how the thinking present goes back.
 Anthropic, Gemini and the OpenAI Responses API hand out signatures or opaque
 payloads with their thinking and verify them when the thinking comes back.
 A signature is only valid for the provider and model that produced it
 (Anthropic answers "Invalid signature in thinking block" otherwise), so the
 rule, shared by the three request builders, is:
 
-* ``reasoning.includeInContext`` false: no thinking is sent (the compile step
-  already removed it).
 * ``reasoning.format`` ``native``: thinking stamped with the same provider and
   model goes back natively, signature and all; any other thinking goes back
   as a plain ``<thinking>`` text block in its place; hidden (redacted or
@@ -16,9 +17,9 @@ rule, shared by the three request builders, is:
   readable thinking goes back as ``<thinking>`` text and no signature is sent.
 
 The current turn (everything after the last user message: a tool loop in
-progress, which a message typed after a stopped call goes on) is different: its thinking goes back whatever ``includeInContext``
-and ``format`` say, natively when it is this provider's own, because the
-providers reject or degrade a tool loop whose steps lost their thinking.
+progress, which a message typed after a stopped call goes on) is different: its
+thinking goes back whatever ``format`` says, natively when it is this provider's
+own, because the providers reject or degrade a tool loop whose steps lost their thinking.
 
 Never a request the provider will reject for a foreign signature.
 """
@@ -48,13 +49,12 @@ def current_turn_start(messages: Sequence[Content]) -> int:
 
 
 def route_thinking(block: ThinkingBlock, native_ok: bool, settings: Settings, *, current_turn: bool = False) -> Route:
-    """Where one thinking block goes: natively, as text, or nowhere."""
+    """Where one thinking block the request holds goes: natively, as text, or nowhere (hidden
+    or blank thinking that cannot go as text)."""
     if current_turn:
         if native_ok:
             return "native"
         return "drop" if block.is_hidden or not block.thought.strip() else "text"
-    if not settings.view.reasoning_include_in_context:
-        return "drop"
     if native_ok and settings.view.reasoning_format == "native":
         return "native"
     if block.is_hidden or not block.thought.strip():
