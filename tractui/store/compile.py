@@ -295,18 +295,22 @@ class Compiler:
                 (i for i in range(stop - 1, kept.boundary, -1) if effective[i].kind == "user"), kept.boundary
             )
             if last_user > kept.boundary:
-                kept.settled = kept.settled + _part(effective[kept.boundary : last_user], mode, settled=True)
+                settled = effective[kept.boundary : last_user]
+                kept.settled = kept.settled + _part(settled, mode, len(settled))
                 kept.boundary = last_user
             self._kept[mode] = kept
-            return kept.settled + _part(effective[kept.boundary :], mode, settled=False)
+            # ``stop`` holds for the rest too (``open_loop_start`` reads back from the end no further
+            # than the last user commit before the loop, where the rest begins at the latest)
+            return kept.settled + _part(effective[kept.boundary :], mode, stop - kept.boundary)
 
 
-def _part(effective: Sequence[Commit], mode: Mode, *, settled: bool) -> list[Content]:
-    """The messages of a part of an effective chain that begins at a user commit (or the root);
-    a settled part is followed by a user commit, so no tool loop is in progress in it."""
+def _part(effective: Sequence[Commit], mode: Mode, start: int) -> list[Content]:
+    """The messages of a part of an effective chain that begins at a user commit (or the root),
+    whose tool loop in progress begins at ``start`` (its length when none is: a settled part is
+    followed by a user commit)."""
     if mode == "stored":
         return _merge(effective, keep_thinking=True)
-    return _compiled(effective, mode, len(effective) if settled else _open_loop_start(effective))
+    return _compiled(effective, mode, start)
 
 
 UNANSWERED = "no result was recorded for this call (interrupted before it finished)"
