@@ -134,11 +134,14 @@ def test_a_message_typed_after_a_stopped_call_goes_on_its_loop_which_keeps_its_t
     assert [b.thought for m in before for b in m.thinking] == ["wait first"]
 
 
+@pytest.mark.parametrize("kinds", [["assistant"], ["reasoning", "assistant"], ["reasoning"]])
 @pytest.mark.parametrize("typed", [["try again"], ["and now?", "try again"]])
-def test_a_failed_reply_after_a_result_does_not_end_the_loop_the_providers_see_going_on(tmp_path, typed):
+def test_a_failed_reply_after_a_result_does_not_end_the_loop_the_providers_see_going_on(tmp_path, typed, kinds):
     """A failed reply with nothing in it is no message: the providers and the gauge read the tool
     result and the typed message side by side (the loop goes on) while the store took the loop's
-    thinking out with the earlier turns', until 2026-11-28 (the request then lacked it)."""
+    thinking out with the earlier turns', until 2026-11-28 (the request then lacked it). Its
+    commits may include an empty reasoning commit (an imported session): the merge dropped that
+    reply too, while the loop's end was read as if it had been sent, until 2026-11-28."""
     from tractui.providers.thinking_back import current_turn_start
     from tractui.store.compile import Compiler
 
@@ -152,7 +155,8 @@ def test_a_failed_reply_after_a_result_does_not_end_the_loop_the_providers_see_g
         kept = Compiler()
         for text in typed:
             if text == typed[-1]:
-                store.append(sid, "assistant", Content(speaker="ai", blocks=[]), status="error", metadata=failed)
+                for kind in kinds:
+                    store.append(sid, kind, Content(speaker="ai", blocks=[]), status="error", metadata=failed)
             store.append(sid, "user", Content.human(text))
             kept.compiled(store.chain(sid), Settings())
         chain = store.chain(sid)

@@ -136,14 +136,22 @@ def _reply(reasoning: list[Commit], answer: Commit | None, keep_thinking: bool) 
     return merged
 
 
+def _holds_nothing(reply: Sequence[Commit]) -> bool:
+    """A reply (its reasoning commits and answer) with no block in any of them, as a failed reply
+    is: no message, whatever the policy (``_merged_reply``, ``_open_loop_start``)."""
+    return not any(c.content.blocks for c in reply)
+
+
 def _merged_reply(reasoning: list[Commit], answer: Commit | None, keep_thinking: bool) -> Content | None:
     parts = [*reasoning, *([answer] if answer else [])]
+    if _holds_nothing(parts):
+        return None
     if keep_thinking:
         blocks = [b for c in parts for b in c.content.blocks]
     else:
         blocks = [b for c in parts for b in c.content.blocks if not isinstance(b, ThinkingBlock)]
     if not blocks:
-        return None  # an error-only reply (or only thinking, stripped): nothing to send
+        return None  # only thinking, stripped: nothing to send
     metadata: dict[str, Any] = {}
     for c in parts:
         metadata.update(c.content.metadata)
@@ -187,14 +195,28 @@ def _merge(commits: Sequence[Commit], *, keep_thinking: bool) -> list[Content]:
     return messages
 
 
+_REPLY = ("reasoning", "assistant")  # the kinds of a reply's commits
+
+
+def _reply_at(commits: Sequence[Commit], i: int) -> Sequence[Commit]:
+    """The reply a reasoning or assistant commit belongs to, as ``_merge`` groups them: the
+    reasoning commits in a row and the assistant commit after them, if one follows."""
+    first = last = i
+    while first and commits[first - 1].kind == "reasoning":
+        first -= 1
+    while commits[last].kind == "reasoning" and last + 1 < len(commits) and commits[last + 1].kind in _REPLY:
+        last += 1
+    return commits[first : last + 1]
+
+
 def _open_loop_start(commits: Sequence[Commit]) -> int:
     """Where a tool loop in progress begins (``open_loop_start``), or the end of the chain when
-    none is open: no loop to continue. A failed reply with nothing in it is no message (``_merged_reply``):
+    none is open: no loop to continue. A failed reply with nothing in it is no message (``_holds_nothing``):
     the providers and the gauge, which read the messages, never see it between a result and a typed message."""
 
     def role(i: int) -> str:
         commit = commits[i]
-        if commit.kind == "assistant" and not commit.content.blocks and (i == 0 or commits[i - 1].kind != "reasoning"):
+        if commit.kind in _REPLY and _holds_nothing(_reply_at(commits, i)):
             return ""
         return "human" if commit.kind == "user" else commit.kind
 
