@@ -10,17 +10,19 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
+from typing import Any
+from unittest.mock import ANY
 
 import pytest
 import pytest_asyncio
-from loopback import LoopbackServer
+from loopback import LoopbackServer, Reply
 from strict_servers import Step, StrictAnthropic, StrictChat, StrictGemini
 
 from tractui.config.mcp import McpConfig, McpServer
 from tractui.conversation.conversation import Conversation
 from tractui.conversation.tool_loop import NO_CONSENT
 from tractui.core.content import Content, ThinkingBlock, ToolCallBlock
-from tractui.core.events import Notice, ToolCallState
+from tractui.core.events import Notice, ThinkingDelta, ToolCallState
 from tractui.core.settings import Settings
 from tractui.providers.config import ProviderConfig
 from tractui.store.compile import UNANSWERED, compile_history
@@ -258,6 +260,51 @@ async def test_a_message_after_esc_in_a_claude_loop_keeps_the_loops_thinking_and
     assert sent["thinking"]["type"] == "adaptive"
     step, results = sent["messages"][-2:]
     assert step["content"][0]["type"] == "thinking" and step["content"][0]["thinking"] == "I should wait first."
+    assert [b["type"] for b in results["content"]] == ["tool_result", "text"]
+    await conv.aclose()
+
+
+class ThinksThenWaits(StrictAnthropic):
+    """Its second reply stops after its first piece of thinking, for the test to press Esc then."""
+
+    def stream(self, step: Step, body: Any) -> Reply:
+        reply = super().stream(step, body)
+        if self.served == 2:
+            first = reply.body.index(b"thinking_delta")
+            reply.stall_after, reply.stall = reply.body.index(b"\n\n", first) + 2, 30.0
+        return reply
+
+
+async def test_a_message_after_esc_while_claude_thinks_about_the_results_goes_on_the_loop(tmp_path, server, toolbox):
+    """Esc while the model thought about the results left a reply of unfinished thinking. The store
+    took it for the loop's answer and stripped the loop's signed thinking with the earlier turns'
+    (``includeInContext`` false), then left the stripped reply out: to Anthropic the loop went on
+    without its thinking, and the request went with thinking off (``disabled``), until 2026-11-28."""
+    steps = [Step("I should look first.", calls=[("demo__now", {})]), Step("Now the time is", text="late")]
+    model = ThinksThenWaits([*steps, Step("picking up", text="after the stop")])
+    server.default = model
+    config = ProviderConfig("anthropic", "claude-opus-4-7", base_url=server.url, api_key_env="")
+    settings = Settings({"reasoning.effort": "high", "reasoning.includeInContext": False})
+    conv = Conversation(HistoryStore(tmp_path / "history.db"), settings, config)
+    conv.tools = toolbox
+    conv.approve = allow
+    async for event in conv.send("go"):
+        if isinstance(event, ThinkingDelta) and model.served == 2:
+            conv.cancel()
+    thought, answer = conv.history()[-2:]  # the cut reply: its thinking, and an answer with nothing in it
+    assert (thought.kind, thought.status, answer.kind, answer.status) == (
+        "reasoning",
+        "interrupted",
+        "assistant",
+        "interrupted",
+    )
+    assert thought.content.thinking and not answer.content.blocks
+    await run(conv, "and now?")
+    assert model.refusals == [] and conv.history()[-1].content.text == "after the stop"
+    sent = server.requests[-1].json
+    assert sent["thinking"]["type"] == "adaptive"
+    step, results = sent["messages"][-2:]
+    assert step["content"][0] == {"type": "thinking", "thinking": "I should look first.", "signature": ANY}
     assert [b["type"] for b in results["content"]] == ["tool_result", "text"]
     await conv.aclose()
 
