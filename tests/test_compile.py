@@ -92,14 +92,23 @@ def test_interrupted_reply_included_and_marked(store):
     assert msgs[1].text == "half an ans" and msgs[1].metadata[INTERRUPTED] is True
 
 
-def test_reasoning_without_answer_after_a_kill_is_kept(store):
+def test_reasoning_without_answer_after_a_kill_is_kept_and_not_sent(store):
+    """A reply cut off before it said or called anything answered nothing: the history keeps its
+    thinking, and neither the request nor the gauge's merge holds it, whatever the policy."""
     sid = store.create_session()
     store.append(sid, "user", Content.human("q"))
     store.append(sid, "reasoning", thinking("cut off"), status="interrupted")
-    merged = merge_commits(store.chain(sid))
-    assert merged[1].thinking[0].thought == "cut off" and merged[1].metadata[INTERRUPTED]
-    # stripped of its thinking it is empty, and an empty assistant message is not sent
-    assert [m.speaker for m in compile_history(store.chain(sid), Settings())] == ["human"]
+    store.append(sid, "assistant", answer(), status="interrupted")  # as Esc leaves it
+    chain = store.chain(sid)
+    assert chain[1].content.thinking[0].thought == "cut off"
+    assert [m.speaker for m in merge_commits(chain)] == ["human"]
+    for settings in (Settings(), keep_all()):
+        assert [m.speaker for m in compile_history(chain, settings)] == ["human"]
+    # a reply that finished with only thinking did answer: it is sent when the policy keeps thinking
+    store.append(sid, "user", Content.human("again"))
+    store.append(sid, "reasoning", thinking("whole"))
+    store.append(sid, "assistant", answer())
+    assert [m.speaker for m in compile_history(store.chain(sid), keep_all())] == ["human", "human", "ai"]
 
 
 def test_error_only_reply_is_skipped(store):

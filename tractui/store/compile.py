@@ -136,28 +136,20 @@ def _reply(reasoning: list[Commit], answer: Commit | None, keep_thinking: bool) 
     return merged
 
 
-def _holds_nothing(reply: Sequence[Commit]) -> bool:
-    """A reply (its reasoning commits and answer) with no block in any of them, as a failed reply
-    is: no message, whatever the policy (``_merged_reply``, ``_unsent``)."""
+def _answers_nothing(reply: Sequence[Commit]) -> bool:
+    """A reply (its reasoning commits and answer) that is no message, whatever the policy: one with
+    nothing in it (a failed reply), or one cut off (Esc, an error, a kill) before it said or called
+    anything. It answered nothing, so a message typed after it follows what it would have answered
+    (``_open_loop_start``: a tool loop goes on), and its unfinished thinking has no answer or
+    signature to go back with. The merge leaves it out (``_merge``), for the request and for the
+    gauge that counts it; it stays in the history and on screen."""
+    if any(c.status != "complete" for c in reply):
+        return all(isinstance(b, ThinkingBlock) for c in reply for b in c.content.blocks)
     return not any(c.content.blocks for c in reply)
-
-
-def _unsent(reply: Sequence[Commit]) -> bool:
-    """A reply that is never sent, whatever the policy: one that holds nothing, or one cut off (Esc,
-    an error) before it said or called anything. Such a reply answered nothing, so a message typed
-    after it follows what it would have answered (``_open_loop_start``: a tool loop goes on), and its
-    unfinished thinking has no answer or signature to go back with. It stays in the history and
-    on screen."""
-    return _holds_nothing(reply) or (
-        any(c.status != "complete" for c in reply)
-        and all(isinstance(b, ThinkingBlock) for c in reply for b in c.content.blocks)
-    )
 
 
 def _merged_reply(reasoning: list[Commit], answer: Commit | None, keep_thinking: bool) -> Content | None:
     parts = [*reasoning, *([answer] if answer else [])]
-    if _holds_nothing(parts):
-        return None
     if keep_thinking:
         blocks = [b for c in parts for b in c.content.blocks]
     else:
@@ -177,20 +169,21 @@ def _merged_reply(reasoning: list[Commit], answer: Commit | None, keep_thinking:
 
 
 def merge_commits(commits: Sequence[Commit]) -> list[Content]:
-    """Summaries substituted, each reasoning commit merged into the answer that follows; no policy applied."""
+    """Summaries substituted, each reasoning commit merged into the answer that follows, the replies
+    that answered nothing left out; no policy applied."""
     with gc_paused():
         return _merge(effective_commits(commits), keep_thinking=True)
 
 
-def _merge(commits: Sequence[Commit], *, keep_thinking: bool, sending: bool = False) -> list[Content]:
-    """The merge of an effective chain; with ``keep_thinking`` off, thinking is left out as it goes
-    (policy ``all``) rather than merged into new messages only to be stripped from copies of them again.
-    ``sending`` leaves out the replies that are never sent (``_unsent``)."""
+def _merge(commits: Sequence[Commit], *, keep_thinking: bool) -> list[Content]:
+    """The merge of an effective chain, without the replies that answered nothing (``_answers_nothing``);
+    with ``keep_thinking`` off, thinking is left out as it goes (policy ``all``) rather than merged into
+    new messages only to be stripped from copies of them again."""
     messages: list[Content] = []
     pending: list[Commit] = []
 
     def add_reply(answer: Commit | None) -> None:
-        if sending and _unsent([*pending, *([answer] if answer else [])]):
+        if _answers_nothing([*pending, *([answer] if answer else [])]):
             return
         if (reply := _reply(pending, answer, keep_thinking)) is not None:
             messages.append(reply)
@@ -228,12 +221,12 @@ def _reply_at(commits: Sequence[Commit], i: int) -> Sequence[Commit]:
 
 def _open_loop_start(commits: Sequence[Commit]) -> int:
     """Where a tool loop in progress begins (``open_loop_start``), or the end of the chain when
-    none is open: no loop to continue. A reply that is never sent is no message (``_unsent``):
+    none is open: no loop to continue. A reply that answered nothing is no message (``_answers_nothing``):
     the providers and the gauge, which read the messages, never see it between a result and a typed message."""
 
     def role(i: int) -> str:
         commit = commits[i]
-        if commit.kind in _REPLY and _unsent(_reply_at(commits, i)):
+        if commit.kind in _REPLY and _answers_nothing(_reply_at(commits, i)):
             return ""
         return "human" if commit.kind == "user" else commit.kind
 
@@ -259,11 +252,11 @@ def compile_history(commits: Sequence[Commit], settings: Settings) -> list[Conte
 def _compiled(effective: Sequence[Commit], policy: StripPolicy, start: int) -> list[Content]:
     """The messages for an effective chain whose tool loop in progress begins at ``start``."""
     if policy == "all":
-        earlier = _merge(effective[:start], keep_thinking=False, sending=True)
-        messages = earlier + _merge(effective[start:], keep_thinking=True, sending=True)
+        earlier = _merge(effective[:start], keep_thinking=False)
+        messages = earlier + _merge(effective[start:], keep_thinking=True)
     else:
-        merged = _merge(effective, keep_thinking=True, sending=True)
-        keep_from = len(_merge(effective[:start], keep_thinking=True, sending=True))
+        merged = _merge(effective, keep_thinking=True)
+        keep_from = len(_merge(effective[:start], keep_thinking=True))
         filtered = filter_thinking_for_context(merged, policy)
         messages = filtered[:keep_from] + merged[keep_from:]
     return answer_every_call([m for m in messages if m.blocks or m.speaker != "ai"])
