@@ -577,3 +577,20 @@ async def test_when_clearing_old_tool_results_is_not_enough_a_summary_follows(st
     assert len(model.summaries) == 1
     summarised = " ".join(_text(m["content"]) for m in model.summaries[0]["messages"])
     assert words(150, 500) not in summarised  # the summariser read the cleared history, not the old results
+
+
+async def test_retry_after_an_automatic_compaction_answers_under_its_summary(store, loopback):
+    """The summary a compaction wrote before a reply still stands for /retry: retrying under the
+    user's message compacted the same turns again, every summary call paid twice."""
+    model = Model(loopback)
+    conv = conversation(store, loopback, make_settings(**{"compaction.keepTurns": 1}))
+    turn = 0
+    while not model.summaries:
+        await say(conv, f"question {turn}: {words(30, turn)}")
+        turn += 1
+    summaries, summary = len(model.summaries), conv.history()[-2]
+    assert summary.kind == "summary"
+    events = [event async for event in conv.retry()]
+    assert not compacting(events) and len(model.summaries) == summaries
+    assert conv.history()[-2].id == summary.id and compaction_count(conv.history()) == 1
+    assert model.chat[-1]["messages"] == model.chat[-2]["messages"]  # the same request again

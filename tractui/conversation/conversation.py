@@ -204,6 +204,17 @@ class Conversation:
             self.session_id = self.store.create_session()
         return self.session_id
 
+    def _retried(self) -> Commit:
+        """What ``/retry`` answers again: the last user message, or the summary a compaction wrote
+        under it before its reply, which still stands (answering the message itself compacted the
+        same turns again, paying for every summary call twice)."""
+        chain = self.history()
+        user = self._last_user()
+        at = next(i for i in range(len(chain) - 1, -1, -1) if chain[i].id == user.id)
+        while at + 1 < len(chain) and chain[at + 1].kind == "summary":
+            at += 1
+        return chain[at]
+
     def _last_user(self) -> Commit:
         for commit in reversed(self.history()):
             if commit.kind == "user":
@@ -244,8 +255,7 @@ class Conversation:
             yield saved
             if isinstance(saved, StreamError):
                 return
-        user = self._last_user()
-        async for event in self._turn(user.id):
+        async for event in self._turn(self._retried().id):
             yield event
 
     def _write_unsaved(self) -> Notice | StreamError | None:
