@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomlkit
 from loopback import FIXTURES, error, openai_chat_reply, sse
 
 from tractui.cli.main import main
@@ -120,6 +121,21 @@ async def test_json_shape(tmp_path, loopback):
     with HistoryStore(tmp_path / "data" / "history.db") as store:
         assert store.latest_session() == result["session"]
     assert expected["expected_reasoning"] not in err  # --json prints nothing else
+
+
+async def test_json_context_counts_the_tools_of_a_running_mcp_server(tmp_path, loopback):
+    """``effective_context_tokens`` is the footer's figure after the turn: the last call's input and
+    output, the tools it offered still offered. Until 2026-11-28 it was read after the MCP servers had
+    stopped, so their definitions came off the call's input: 0 with any server configured."""
+    (tmp_path / "config").mkdir()
+    demo = {"command": sys.executable, "args": ["-m", "tractui.tools.demo_server"]}
+    (tmp_path / "config" / "config.toml").write_text(tomlkit.dumps({"mcp": {"servers": {"demo": demo}}}))
+    loopback.add(openai_chat_reply("Hello there.", prompt_tokens=60, completion_tokens=30))
+    flags = ("--provider", "openai", "--model", "m", "--base-url", loopback.url + "/v1", "--api-key-env", "")
+    code, out, err = await run_cli(tmp_path, "-p", "plain q", "--json", *flags)
+    assert code == 0, err
+    assert "demo__add" in [t["function"]["name"] for t in loopback.requests[0].json["tools"]]
+    assert json.loads(out)["effective_context_tokens"] == 60 + 30
 
 
 async def test_continue_makes_multi_turn_from_the_shell(tmp_path, loopback):

@@ -65,6 +65,7 @@ class _Outcome:
     tools: list[dict[str, Any]] = field(default_factory=list)  # each call of the turn, with its result
     spent: list[Usage] = field(default_factory=list)  # the turn's requests besides its replies (compaction)
     started: set[str] = field(default_factory=set)  # the calls whose start (with arguments) is on stderr
+    effective: int = 0  # the gauge after the turn, read while the servers still offer their tools
 
     def stopped(self) -> str | None:
         """The step limit as the turn's failure, in one line."""
@@ -162,7 +163,7 @@ def _summed(usages: Iterable[Usage | None]) -> Usage | None:
 def result_json(conv: Conversation, outcome: _Outcome) -> dict[str, Any]:
     """The ``--json`` object: the whole turn (every reply of a tool loop), its thinking blocks,
     usage summed over its requests (a compaction's summary calls too), each step on its own, and
-    the gauge's number."""
+    the gauge's number (``_run`` reads it)."""
     replies = conv.replies or [MessageAssembler()]
     blocks = [b for r in replies for b in r.content().blocks if isinstance(b, ThinkingBlock)]
     error: dict[str, str] | None = None
@@ -183,7 +184,7 @@ def result_json(conv: Conversation, outcome: _Outcome) -> dict[str, Any]:
             for b in blocks
         ],
         "usage": _usage_json(_summed([*outcome.spent, *(r.usage for r in replies)])),
-        "effective_context_tokens": conv.gauge().effective,
+        "effective_context_tokens": outcome.effective,
         "finish_reason": "interrupted" if outcome.interrupted else replies[-1].finish_reason,
         "session": conv.session_id,
         "error": error,
@@ -343,7 +344,7 @@ def run_print(options: CliOptions, *, out: Terminal | None = None, err: Terminal
         failed: OutputError | BrokenPipeError | None = None  # stdout could not take the answer
         allow = () if options.allow_all_tools else options.allow_tools
         try:
-            asyncio.run(_run(conv, toolbox, prompt, printer, outcome, allow))
+            asyncio.run(_run(conv, toolbox, prompt, printer, outcome, allow, measure=options.json))
             if options.json:
                 out.write(json_text(result_json(conv, outcome)) + "\n")
                 out.flush()
@@ -391,12 +392,19 @@ async def _run(
     printer: _Printer,
     outcome: _Outcome,
     allow: tuple[str, ...] = (),
+    *,
+    measure: bool = False,
 ) -> None:
+    """The turn, with the servers running from before it until after ``measure`` has read the gauge:
+    the servers' tools are part of the next request, as the app's footer counts them, and stopped
+    servers offer none, which would take their definitions off the figure the last call counted."""
     if toolbox is not None:
         toolbox.start()
     check = asyncio.create_task(_check_servers(toolbox, allow, printer)) if allow or toolbox is not None else None
     try:
         await _stream(conv, prompt, printer, outcome)
+        if measure:
+            outcome.effective = conv.gauge().effective
     finally:
         if check is not None:
             told = check.done()
