@@ -283,15 +283,34 @@ async def test_thinking_counts_and_triggers_only_when_it_is_sent(store, loopback
         assert body_tokens(body) + MAX_TOKENS <= LIMIT
 
 
-async def test_a_failed_summary_call_leaves_the_history_as_it_was(store, loopback):
+def cut_summary(request: Any) -> Reply:
+    """A summary stream a proxy closes cleanly mid-reply: no finish reason, no ``[DONE]``."""
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "loopback-model"}
+    delta = {"role": "assistant", "content": "## User's goal\nhalf a summ"}
+    return sse(encode_sse([{**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}], done=False))
+
+
+FAILED_SUMMARIES = {
+    "refused": (error(400, {"error": {"message": "summariser is unhappy", "type": "invalid_request_error"}}), None),
+    # until 2026-11-28 it ended with the stream error's "; what arrived is kept": nothing of it is
+    "cut": (cut_summary, "the stream ended before the reply finished (no finish reason from the server)"),
+}
+
+
+@pytest.mark.parametrize("how", FAILED_SUMMARIES)
+async def test_a_failed_summary_call_leaves_the_history_as_it_was(store, loopback, how):
+    reply, said = FAILED_SUMMARIES[how]
     Model(loopback)
     conv = conversation(store, loopback, make_settings())
     for turn in range(6):
         await say(conv, f"question {turn}: {words(20, turn)}")
     chain = [c.id for c in conv.history()]
-    loopback.add(error(400, {"error": {"message": "summariser is unhappy", "type": "invalid_request_error"}}))
+    loopback.add(reply)
     result = [e async for e in compact_conversation(conv)][-1]
-    assert not result.ok and "history unchanged" in result.message and "summariser is unhappy" in result.message
+    assert not result.ok
+    assert result.message.startswith("compaction failed, history unchanged: the summary call to openai/loopback-model")
+    assert result.message.endswith(said) if said else "summariser is unhappy" in result.message
+    assert "what arrived is kept" not in result.message
     assert [c.id for c in conv.history()] == chain
 
 
@@ -481,6 +500,44 @@ async def test_print_mode_continue_compacts_the_same_way(store, loopback, tmp_pa
     assert _text(sent[0]["content"]).startswith(prompt.SUMMARY_HEADER) and sent[-1]["content"] == "what next?"
     assert body_tokens(model.chat[-1]) + MAX_TOKENS <= LIMIT
     assert compaction_count(store.chain(conv.session_id)) == 1
+
+
+async def test_print_mode_says_in_one_line_what_is_left_out_when_compaction_fails(store, loopback, tmp_path):
+    """A history over the window, its summary stream cut: the oldest turns are left out behind a note,
+    and one line says so and why. Until 2026-11-28 a line "compaction failed, history unchanged: …;
+    what arrived is kept" came first, though a note was written and nothing of the summary kept."""
+    model = Model(loopback)
+    conv = conversation(store, loopback, make_settings(**{"context-limit": 4 * LIMIT}))
+    for turn in range(30):
+        await say(conv, f"question {turn}: {words(30, turn)}")
+    chats = len(model.chat)
+    loopback.add(cut_summary)
+    env = {
+        **os.environ,
+        "TRACTUI_CONFIG_DIR": str(tmp_path / "config"),
+        "TRACTUI_DATA_DIR": str(tmp_path / "data"),
+        "OPENAI_API_KEY": "sk-loopback-test",
+    }
+    setup = ["--provider", "openai", "--model", "loopback-model", "--base-url", f"{loopback.url}/v1"]
+    limits = ["--set", f"context-limit={LIMIT}", "--set", f"max-tokens={MAX_TOKENS}", "--set", "retries=0"]
+    argv = ["-m", "tractui", "-c", "-p", "what next?", *setup, *limits, "--json"]
+    proc = await asyncio.create_subprocess_exec(sys.executable, *argv, env=env, stdout=PIPE, stderr=PIPE)
+    out, err = await proc.communicate()
+    assert proc.returncode == 0, err.decode()
+    told = [line for line in err.decode().splitlines() if "compaction failed" in line]
+    assert len(told) == 1, err.decode()
+    assert told[0].startswith(
+        "compaction failed (the summary call to openai/loopback-model failed: the stream ended before the reply "
+        "finished (no finish reason from the server)) and the request would not fit without it: the oldest "
+    )
+    assert "are left out of what is sent from now on" in told[0] and "they stay in the history" in told[0]
+    assert "history unchanged" not in err.decode() and "what arrived is kept" not in err.decode()
+    assert json.loads(out)["text"].startswith("answer ")
+    sent = model.chat[chats:]
+    assert len(sent) == 1 and _text(sent[0]["messages"][0]["content"]).startswith("[")  # the note, in their place
+    assert body_tokens(sent[0]) + MAX_TOKENS <= LIMIT
+    left_out = [c for c in store.chain(conv.session_id) if c.kind == "summary"]
+    assert len(left_out) == 1 and left_out[0].metadata.get("left_out") is True
 
 
 async def test_compaction_model_and_profile_choose_the_summariser(store, loopback):

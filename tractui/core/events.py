@@ -161,6 +161,10 @@ class Done:
     reply_metadata: dict[str, Any] = field(default_factory=dict)  # kept with the reply, echoed as the protocol asks
 
 
+KEPT = "; what arrived is kept"
+"""Ends the message of a ``StreamError`` that cut a reply: its partial text stands. A summary call
+keeps nothing of a cut reply, so compaction takes it off."""
+
 # said under a reply the provider cut at its output limit: it looks finished, and is not
 OUTPUT_LIMIT = "the reply stopped at its output limit; what arrived is kept, and /set max-tokens N allows a longer one"
 # each protocol's word for a reply cut at its output limit: chat's, Anthropic's, Gemini's, Responses'

@@ -15,7 +15,7 @@ import os
 import re
 from typing import Any
 
-from tractui.core.events import ErrorKind, StreamError
+from tractui.core.events import KEPT, ErrorKind, StreamError
 from tractui.core.surrogates import loads
 from tractui.errors import ChunkShapeError
 from tractui.providers.config import DEFAULT_KEY_ENV
@@ -205,7 +205,7 @@ def redact(text: str, *secrets: str | None) -> str:
 def unreadable(exc: Exception, key: str | None = None) -> StreamError:
     """The one line for a stream that cannot be read: a chunk of the wrong shape, or a parser that failed."""
     if isinstance(exc, ChunkShapeError):
-        text = f"the server sent a chunk tractui cannot read ({exc}); what arrived is kept"
+        text = f"the server sent a chunk tractui cannot read ({exc}){KEPT}"
     else:
-        text = f"tractui could not read the stream ({type(exc).__name__}: {exc}); what arrived is kept"
+        text = f"tractui could not read the stream ({type(exc).__name__}: {exc}){KEPT}"
     return StreamError(kind="protocol", message=redact(one_line(text), key))

@@ -26,6 +26,7 @@ import httpx
 
 from tractui.core.content import Content
 from tractui.core.events import (
+    KEPT,
     Done,
     Notice,
     RetryWait,
@@ -50,7 +51,7 @@ BACKOFF_CAP = 30.0
 CONNECT_TIMEOUT = 15.0
 MODELS_TIMEOUT = httpx.Timeout(15.0, connect=10.0)
 MAX_MODEL_PAGES = 20  # a server that pages forever is cut off here
-UNFINISHED = "the stream ended before the reply finished (no finish reason from the server); what arrived is kept"
+UNFINISHED = "the stream ended before the reply finished (no finish reason from the server)" + KEPT
 
 
 class StreamParser(Protocol):
@@ -408,17 +409,13 @@ class Provider(ABC):
             closing = [*out, *parser.close()]
         except httpx.ReadTimeout:
             yield [*out, *_closed(parser)]
-            outcome.failure = StreamError(
-                kind="stalled", message="no data within the read timeout; what arrived is kept"
-            )
+            outcome.failure = StreamError(kind="stalled", message="no data within the read timeout" + KEPT)
             return
         except (httpx.RemoteProtocolError, httpx.ReadError, httpx.NetworkError) as exc:
             yield [*out, *_closed(parser)]
             outcome.failure = StreamError(
                 kind="cut",
-                message=redact(
-                    f"the connection was cut mid-stream ({exc.__class__.__name__}); what arrived is kept", key
-                ),
+                message=redact(f"the connection was cut mid-stream ({exc.__class__.__name__}){KEPT}", key),
             )
             return
         except Exception as exc:  # the documented boundary (see the docstring)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 from tractui.conversation.compaction import plan
 from tractui.conversation.compaction.clear import Cleared, clear_old_results
 from tractui.conversation.compaction.run import (
+    FAILED,
     CompactionEvent,
     CompactionResult,
     compact,
@@ -82,7 +83,7 @@ async def compact_conversation(
     try:
         summarizer = resolve_summarizer(conv.config, conv.settings, conv.provider, conv.counter)
     except UserError as exc:  # a bad compaction.profile or provider name
-        yield CompactionResult(False, f"compaction failed, history unchanged: {exc}", automatic=automatic)
+        yield CompactionResult(False, f"{FAILED}{exc}", automatic=automatic)
         return
     try:
         events = compact(
@@ -205,11 +206,12 @@ class Preflight:
                 total = compaction_count(self.conv.store.chain(self.conv.session_id or "", head=self.parent_id))
                 yield Notice(f"{self.result.message} (compacted {total}×)", spent=self.result.usage)
             elif self.result is not None:
-                yield Notice(self.result.message, spent=self.result.usage)
                 reading = self.conv.gauge(head=self.parent_id)
-                if over_limit(reading) is not None and self.result.message.startswith("compaction failed"):
-                    async for note in self._leave_out(reading, self.result.message):
+                if over_limit(reading) is not None and self.result.message.startswith(FAILED):
+                    for note in self._leave_out(reading, self.result):
                         yield note
+                else:
+                    yield Notice(self.result.message, spent=self.result.usage)
             reading = self.conv.gauge(head=self.parent_id)
         if (told := self._settle(reading)) is not None:
             yield told
@@ -248,22 +250,24 @@ class Preflight:
             provenance={"provider": conv.config.provider, "model": conv.config.model, "profile": conv.profile_name},
         )
 
-    async def _leave_out(self, reading: ContextReading, why: str) -> AsyncIterator[StreamEvent]:
-        """No summary, and the request would not fit: the oldest turns are left out, with a notice."""
+    def _leave_out(self, reading: ContextReading, failed: CompactionResult) -> list[Notice]:
+        """No summary, and the request would not fit: the oldest turns are left out, told in one notice
+        with why (the history is not unchanged then); if they cannot be, the failure and that."""
         conv = self.conv
         result = leave_out(
             conv.store,
             conv.session_id or "",
             conv.settings,
             conv.counter,
-            reason=why.removeprefix("compaction failed, history unchanged: "),
+            reason=failed.message.removeprefix(FAILED),
             keep_budget=keep_budget(reading),
             head=self.parent_id,
             provenance={"provider": conv.config.provider, "model": conv.config.model, "profile": conv.profile_name},
         )
         if result.ok and result.commit_id is not None:
             self.result, self.parent_id = result, result.commit_id
-        yield Notice(result.message)
+            return [Notice(result.message, spent=failed.usage)]
+        return [Notice(failed.message, spent=failed.usage), Notice(result.message)]
 
 
 def trim_for_retry(

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from tractui.conversation.compaction import plan, prompt
 from tractui.core.assemble import MessageAssembler
 from tractui.core.content import Content, Usage
-from tractui.core.events import StreamError
+from tractui.core.events import KEPT, StreamError
 from tractui.core.gauge import output_reserve
 from tractui.core.reasoning import thinking_policy
 from tractui.core.settings import Settings
@@ -39,6 +39,7 @@ MIN_SUMMARY_TOKENS = 128
 CALL_OVERHEAD = 64  # message framing and the request wrapper around the transcript
 RENDER_OVERHEAD = 12  # "### Assistant", "(thinking)" labels and blank lines around one rendered message
 NOTHING = "nothing to compact: only the most recent turns are in the history"
+FAILED = "compaction failed, history unchanged: "  # begins the message of a compaction that wrote nothing
 SPLITS = (1, 2, 4)  # after an empty summary, the transcript is cut into parts this many times smaller
 
 
@@ -116,7 +117,9 @@ class Summarizer:
         async with contextlib.aclosing(stream) as events:
             async for event in events:
                 if isinstance(event, StreamError):
-                    raise CompactionError(f"the summary call to {self.label} failed: {event.message}")
+                    # nothing of a cut summary is kept, whatever the stream's error says of its text
+                    why = event.message.removesuffix(KEPT)
+                    raise CompactionError(f"the summary call to {self.label} failed: {why}")
                 assembler.feed(event)
         if assembler.usage is not None:
             self.spent = assembler.usage if self.spent is None else self.spent + assembler.usage
@@ -268,7 +271,7 @@ async def compact(
             if split == SPLITS[-1]:
                 yield CompactionResult(
                     False,
-                    f"compaction failed, history unchanged: {exc}",
+                    f"{FAILED}{exc}",
                     before_tokens=before,
                     automatic=automatic,
                     usage=summarizer.spent,
@@ -277,7 +280,7 @@ async def compact(
         except CompactionError as exc:
             yield CompactionResult(
                 False,
-                f"compaction failed, history unchanged: {exc}",
+                f"{FAILED}{exc}",
                 before_tokens=before,
                 automatic=automatic,
                 usage=summarizer.spent,
@@ -303,7 +306,7 @@ async def compact(
     except StoreError as exc:  # a full disk, a file another program holds: one line, not a failed worker
         yield CompactionResult(
             False,
-            f"compaction failed, history unchanged: the summary cannot be written ({exc})",
+            f"{FAILED}the summary cannot be written ({exc})",
             before_tokens=before,
             after_tokens=after,
             automatic=automatic,
@@ -404,8 +407,8 @@ def leave_out(
     turns_word = f"turn{'s' if count != 1 else ''}"
     return CompactionResult(
         True,
-        f"no summary could be written ({reason}): the oldest {count} {turns_word} ({before:,} tokens) are left out of "
-        "what is sent from now on; they stay in the history",
+        f"compaction failed ({reason}) and the request would not fit without it: the oldest {count} {turns_word} "
+        f"({before:,} tokens) are left out of what is sent from now on, a note in their place; they stay in the history",
         before_tokens=before,
         after_tokens=after,
         replaced_turns=count,
