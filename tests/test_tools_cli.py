@@ -102,6 +102,20 @@ async def test_mcp_list_exits_0_when_every_server_came_up(tmp_path):
     assert out.startswith("demo  ready")
 
 
+async def test_mcp_list_says_a_server_exited_before_it_answered_with_its_last_line(tmp_path):
+    """A process that prints a blank line (or its usage) on stdout and exits. Until 2026-11-28 the
+    reason was the SDK's "MCPError: Connection closed" and pydantic's parse error of the blank line."""
+    blank = {"command": sys.executable, "args": ["-c", "print()"]}
+    usage = {"command": sys.executable, "args": ["-c", "print(); print('usage: frob [--port N]'); print()"]}
+    code, out, err = await tractui(configure(tmp_path, {"blank": blank, "usage": usage}), "mcp", "list")
+    assert code == 1, err
+    reasons = dict(line.split("  ")[:2] for line in out.splitlines())
+    assert reasons == {
+        "blank": "failed: the server exited before it answered",
+        "usage": "failed: the server exited before it answered (usage: frob [--port N])",
+    }
+
+
 def test_mcp_import_adds_servers_and_says_what_it_left_out(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("TRACTUI_CONFIG_DIR", str(tmp_path / "c"))
     source = tmp_path / "claude_desktop_config.json"

@@ -99,6 +99,7 @@ class McpConnection:
     retired: str = ""  # why tractui stopped it while in use ("a profile switch"), for a call it cut short
     _client: Client | None = None
     _closed: Any = None  # the server's output ended (anyio.Event), set before the SDK fails its calls
+    _heard: str = ""  # the last line the server wrote on stdout that was not JSON-RPC (a usage text, a banner)
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _done: asyncio.Event = field(default_factory=asyncio.Event)
     _relist: asyncio.Event = field(default_factory=asyncio.Event)
@@ -133,7 +134,7 @@ class McpConnection:
             errlog.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')} tractui starts {self.name}\n")
             errlog.flush()
             async with Client(
-                _Watched(self._transport(errlog), closed, errlog),
+                _Watched(self._transport(errlog), closed, errlog, self._hear),
                 cache=None,
                 client_info=Implementation(name="tractui", version=__version__),
                 message_handler=self._on_message,
@@ -146,7 +147,7 @@ class McpConnection:
                 await self._hold(client, closed)
                 self._client = None
                 if closed.is_set() and not self._stop.is_set():
-                    self._fail(self._last_log_line() or "the server exited")  # unless a call said so first
+                    self._fail(self.last_words() or "the server exited")  # unless a call said so first
 
     def _transport(self, errlog: Any) -> Any:
         from mcp import StdioServerParameters, stdio_client
@@ -206,15 +207,29 @@ class McpConnection:
         self.reason = one_line(reason)
         self._set("failed")
 
-    def _last_log_line(self) -> str:
-        """The last thing the server said on stderr: usually why it stopped."""
+    def _hear(self, line: str) -> None:
+        if line.strip():
+            self._heard = line
+
+    def last_words(self) -> str:
+        """The last thing the server said, usually why it stopped: on stderr (its log; tractui's own
+        notes there are not its words), else a line on stdout that was not JSON-RPC."""
         try:
             with open(self.log_path, "rb") as log:
                 log.seek(max(0, os.path.getsize(self.log_path) - 4096))
                 lines = [ln for ln in log.read().decode("utf-8", "replace").splitlines() if ln.strip()]
         except OSError:
-            return ""
-        return lines[-1] if lines and not lines[-1].startswith("--- ") else ""
+            lines = []
+        for line in reversed(lines):
+            if line.startswith("--- "):  # this run's start: what comes before it is an earlier run's
+                break
+            if not line.startswith("tractui: "):
+                return line
+        return one_line(self._heard)
+
+    def exited(self) -> bool:
+        """Whether the server's process ended its output (it exited or crashed)."""
+        return self.config.command is not None and self._closed is not None and self._closed.is_set()
 
     def failed_under_call(self) -> str | None:
         """Why the server's output ended (it exited or crashed), once a call failed; ``None`` while it
@@ -223,7 +238,7 @@ class McpConnection:
         owner task notices."""
         if self._closed is None or not self._closed.is_set():
             return None
-        reason = self._last_log_line() or "the server exited"
+        reason = self.last_words() or "the server exited"
         if not self._stop.is_set():  # stopped by tractui: its owner says so
             self._fail(reason)
         return one_line(reason)
@@ -291,7 +306,10 @@ def _describe(exc: BaseException, connection: McpConnection) -> str:
         return str(exc)
     if isinstance(exc, FileNotFoundError) and connection.config.command:
         return f"command not found: {connection.config.command}"
-    said = connection._last_log_line()
+    said = connection.last_words()
+    if connection.exited():  # the SDK says "Connection closed", with its parse error of a blank line in the log
+        gone = "the server exited" if connection.ready_after is not None else "the server exited before it answered"
+        return f"{gone} ({said})" if said else gone
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
     return f"{text} ({said})" if said else text
 
@@ -307,14 +325,15 @@ class _Watched:
     """The transport, with its read stream watched: the server's end is noticed at once, not
     at the next call; and what the SDK could not read is mended or logged (``_WatchedRead``)."""
 
-    def __init__(self, transport: Any, closed: Any, errlog: Any) -> None:
+    def __init__(self, transport: Any, closed: Any, errlog: Any, hear: Callable[[str], None]) -> None:
         self._transport = transport
         self._closed = closed
         self._errlog = errlog
+        self._hear = hear
 
     async def __aenter__(self) -> tuple[Any, Any]:
         read, write = await self._transport.__aenter__()
-        return _WatchedRead(read, self._closed, self._errlog), write
+        return _WatchedRead(read, self._closed, self._errlog, self._hear), write
 
     async def __aexit__(self, *exc: Any) -> Any:
         return await self._transport.__aexit__(*exc)
@@ -325,12 +344,13 @@ class _WatchedRead:
     ignores it: a call answered by that line waits for its timeout). One whose only fault is a
     lone surrogate escape (``"\\udce9"``: what Python's ``json.dumps`` writes for a file name
     that is not UTF-8) is read again with each replaced by U+FFFD; any other goes to the
-    server's log as one line."""
+    server's log as one line, and a line that is not JSON is heard as the server's words."""
 
-    def __init__(self, inner: Any, closed: Any, errlog: Any) -> None:
+    def __init__(self, inner: Any, closed: Any, errlog: Any, hear: Callable[[str], None]) -> None:
         self._inner = inner
         self._closed = closed
         self._errlog = errlog
+        self._hear = hear
 
     async def receive(self) -> Any:
         import anyio
@@ -354,6 +374,8 @@ class _WatchedRead:
         if isinstance(line, str) and ("\\ud" in line or "\\uD" in line):
             with contextlib.suppress(ValueError):
                 return SessionMessage(types.jsonrpc_message_adapter.validate_python(loads(line), by_name=False))
+        if isinstance(line, str):
+            self._hear(line)
         with contextlib.suppress(OSError, ValueError):
             self._errlog.write(f"tractui: a message from the server could not be read: {one_line(str(failure))}\n")
             self._errlog.flush()
