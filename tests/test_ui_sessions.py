@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from textual.widgets import Input, OptionList
-from ui_support import build_app, screen_text, settle, type_line
+from ui_support import build_app, screen_text, settle, terminal_sends, type_line
 
 from tractui.core.content import Content
 from tractui.ui.app import TractApp
@@ -212,3 +212,18 @@ async def test_a_session_open_in_another_window_is_not_deleted(tmp_path):
             assert store.session(ids["trip to Lyon"]) is None and _status(screen) == "deleted 'trip to Lyon'"
     finally:
         other.close()
+
+
+@pytest.mark.parametrize(
+    ("burst", "typed"), [("\x7fd", "abd"), ("d\x7f\x7fx", "abx"), ("\x1b[Dx", "abxc"), ("\x1b[Hx", "xabc")]
+)
+async def test_backspace_in_a_burst_of_keys_deletes_where_it_was_typed(tmp_path, burst, typed):
+    """Backspace, a binding of the box, ran once the key had gone up to the app, after the
+    characters typed behind it: ``BSpace d`` left ``abc``, the ``d`` deleted."""
+    app, _ = _app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _open(pilot)
+        await pilot.press(*"abc")
+        terminal_sends(app, burst)
+        await settle(pilot)
+        assert screen.query_one(Input).value == typed

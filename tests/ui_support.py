@@ -72,6 +72,15 @@ async def type_line(pilot: Any, text: str, *, enter: bool = True) -> None:
         await pilot.press("enter")
 
 
+def terminal_sends(app: TractApp, data: str) -> None:
+    """Post to the app what Textual's parser reads from ``data``, all before it handles the first:
+    the keys of a burst come so (a fast typist, ``tmux send-keys BSpace d``)."""
+    from textual._xterm_parser import XTermParser
+
+    for event in XTermParser().feed(data):
+        app.post_message(event)
+
+
 def screen_text(app: TractApp) -> str:
     """What the terminal would show, as plain text, line by line."""
     lines = []

@@ -24,6 +24,7 @@ from textual.widgets.button import ButtonVariant
 
 from tractui.tools.consent import Choice, Decision, ToolRequest
 from tractui.ui.sanitize import sanitize
+from tractui.ui.widgets.in_order import TextField
 from tractui.ui.widgets.tool_call import pretty_arguments
 
 _BUTTONS: tuple[tuple[Choice, str, str, ButtonVariant], ...] = (  # choice, label, short label, colour
@@ -95,7 +96,7 @@ class ConsentScreen(ModalScreen[Decision | None]):
                 yield Static(sanitize(request.description), markup=False, id="consent-description")
             with VerticalScroll(id="consent-arguments"):
                 yield Static(sanitize(pretty_arguments(request.arguments) or "{}"), markup=False)
-            yield Input(placeholder="reason for denying, sent to the model (optional)", id="consent-reason")
+            yield TextField(placeholder="reason for denying, sent to the model (optional)", id="consent-reason")
             with Vertical(id="consent-actions"):  # docked: the answers stay in view, the rest scrolls
                 with Horizontal(id="consent-buttons"):
                     for choice, label, _, variant in _BUTTONS:

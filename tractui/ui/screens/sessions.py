@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from tractui.errors import StoreError
 from tractui.store.history import HistoryStore, SessionInfo
 from tractui.ui.sanitize import sanitize
+from tractui.ui.widgets.in_order import TextField
 
 SHOWN = 200  # rows listed at most: the newest that match; typing narrows the rest in
 HINT = "↑ ↓ move · Enter opens · Ctrl+D deletes · Esc closes"
@@ -42,7 +43,7 @@ def _row(info: SessionInfo, current: bool) -> Text:
     return line
 
 
-class SearchBox(Input):
+class SearchBox(TextField):
     """While the dialog asks to confirm a delete, y and n are its answer, not text."""
 
     asking = False

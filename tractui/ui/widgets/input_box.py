@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 from rich.segment import Segment
 from textual import events
-from textual.binding import Binding
 from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import TextArea
@@ -22,18 +21,10 @@ from textual.widgets import TextArea
 from tractui.ui.internals import paint_now
 from tractui.ui.sanitize import unseen_controls
 from tractui.ui.widgets.completion import Offer
-
-# The text area's own keys (Backspace, Delete, Home, arrows, …) run here, in order with the characters
-# around them: as bindings they ran once the key had reached the app, after characters typed later
-_EDITING = {
-    key.strip(): binding.action
-    for binding in TextArea.BINDINGS
-    if isinstance(binding, Binding)
-    for key in binding.key.split(",")
-}
+from tractui.ui.widgets.in_order import KeysInOrder
 
 
-class InputBox(TextArea):
+class InputBox(KeysInOrder, TextArea):
     class Submitted(Message):
         def __init__(self, text: str) -> None:
             super().__init__()
@@ -113,12 +104,7 @@ class InputBox(TextArea):
             event.stop()
             event.prevent_default()
             return
-        if (action := _EDITING.get(key)) is not None:
-            event.stop()
-            event.prevent_default()
-            await self.run_action(action)
-            return
-        await super()._on_key(event)
+        await super()._on_key(event)  # the text area's own keys in order with the characters (KeysInOrder)
 
     def _completion_key(self, key: str) -> bool:
         """Act on the completion list for the text as it is now; False if the key is not for it."""
