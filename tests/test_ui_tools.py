@@ -10,7 +10,7 @@ import pytest
 from textual.errors import NoWidget
 from textual.widget import Widget
 from textual.widgets import Button, Input, SelectionList
-from ui_support import build_app, loop_config, screen_text, settle, terminal_sends, type_line, wait_for
+from ui_support import build_app, loop_config, screen_text, settle, type_line, wait_for
 
 from tractui.config.mcp import McpConfig, McpServer
 from tractui.tools.consent import ConsentPolicy
@@ -205,17 +205,6 @@ async def test_denied_with_a_reason_the_model_is_told_and_nothing_runs(app):
         view = app.query_one(ToolCallView)
         assert view.status == "denied" and view.result == "denied by the user: not now"
         assert [m["status"] for m in tool_commits(app)] == ["denied"]
-
-
-async def test_backspace_in_a_burst_of_keys_in_the_reason_deletes_where_it_was_typed(app):
-    async with app.run_test(size=SIZE) as pilot:
-        await type_line(pilot, QUESTION)
-        await asked(pilot, app)
-        await pilot.click("#consent-reason", offset=(5, 1))
-        await pilot.press(*"not nox")
-        terminal_sends(app, "\x7fw")
-        await settle(pilot)
-        assert app.screen.query_one("#consent-reason", Input).value == "not now"
 
 
 async def test_a_call_whose_server_stopped_under_the_question_is_drawn_not_run(app):

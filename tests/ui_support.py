@@ -73,11 +73,11 @@ async def type_line(pilot: Any, text: str, *, enter: bool = True) -> None:
 
 
 def terminal_sends(app: TractApp, data: str) -> None:
-    """Post to the app what Textual's parser reads from ``data``, all before it handles the first:
+    """Post to the app what its parser reads from ``data``, all before it handles the first:
     the keys of a burst come so (a fast typist, ``tmux send-keys BSpace d``)."""
-    from textual._xterm_parser import XTermParser
+    from tractui.ui.internals import WholePastes
 
-    for event in XTermParser().feed(data):
+    for event in WholePastes().feed(data):
         app.post_message(event)
 
 
