@@ -11,7 +11,7 @@ from ui_support import chat_stream
 
 from tractui.conversation.conversation import Conversation
 from tractui.core.content import Content, TextBlock, ThinkingBlock
-from tractui.core.events import StreamError, TextDelta, ThinkingDelta
+from tractui.core.events import StreamError, TextDelta, ThinkingDelta, Usage
 from tractui.core.settings import Settings
 from tractui.core.tokens import TokenCounter
 from tractui.errors import ConversationError
@@ -454,3 +454,26 @@ def test_a_switch_to_a_model_of_the_same_encoding_keeps_what_was_counted(store, 
     other = ProviderConfig(provider="openai", model="gpt-4", base_url=config.base_url, api_key_env=config.api_key_env)
     conversation.switch_profile(other, Settings(), "older")
     assert conversation.counter is not counter and conversation.counter.encoding_name == "cl100k_base"
+
+
+def test_a_call_whose_reply_answered_nothing_is_no_basis_for_the_gauge(store, config):
+    """Esc while Claude thought: its usage came at the start, but the merge leaves the reply out,
+    so the call's count (its reply included) is more than the history holds; the call before stands."""
+
+    def basis(count: int) -> dict:
+        return {"basis": {"message_count": count, "estimated_input": 50, "pure_input": 50, "policy": "all"}}
+
+    sid = store.create_session()
+    store.append(sid, "user", Content(speaker="human", blocks=[TextBlock(text="q1")]))
+    done = Usage(input_tokens=50, output_tokens=5)
+    store.append(sid, "assistant", Content(speaker="ai", blocks=[TextBlock(text="a1")]), usage=done, metadata=basis(2))
+    store.append(sid, "user", Content(speaker="human", blocks=[TextBlock(text="q2")]))
+    thought = Content(speaker="ai", blocks=[ThinkingBlock(thought="hmm")])
+    store.append(sid, "reasoning", thought, status="interrupted")
+    cut = Usage(input_tokens=70, output_tokens=0)
+    store.append(sid, "assistant", Content(speaker="ai", blocks=[]), status="interrupted", usage=cut, metadata=basis(4))
+    conv = Conversation(store, Settings(), config)
+    conv.open_session(sid)
+    reading = conv.gauge()
+    assert reading.warnings == ()
+    assert reading.basis is not None and reading.basis.message_count == 2

@@ -44,7 +44,7 @@ from tractui.providers import make_provider
 from tractui.providers.config import ProviderConfig
 from tractui.providers.errors import unreadable
 from tractui.providers.thinking_back import current_turn_start
-from tractui.store.compile import Compiler
+from tractui.store.compile import Compiler, answered_nothing
 from tractui.store.history import Commit, HistoryStore, Status
 
 if TYPE_CHECKING:
@@ -693,7 +693,8 @@ def _basis(chain: list[Commit]) -> tuple[CallBasis | None, list[Gap]]:
     count that grows faster than ours)."""
     summarised = False
     gaps: list[Gap] = []
-    for commit in reversed(chain):
+    for i in range(len(chain) - 1, -1, -1):
+        commit = chain[i]
         if commit.kind == "summary":
             summarised = True
             continue
@@ -706,6 +707,8 @@ def _basis(chain: list[Commit]) -> tuple[CallBasis | None, list[Gap]]:
                 if len(gaps) >= GAP_CALLS:
                     break
                 continue
+            if answered_nothing(chain, i):
+                continue  # its reply is no message (the merge leaves it out): the count it covered is not the history's
             return CallBasis(
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,

@@ -219,6 +219,12 @@ def _reply_at(commits: Sequence[Commit], i: int) -> Sequence[Commit]:
     return commits[first : last + 1]
 
 
+def answered_nothing(commits: Sequence[Commit], i: int) -> bool:
+    """Whether the reply the reasoning or assistant commit ``commits[i]`` belongs to answered
+    nothing (``_answers_nothing``): the merge leaves it out."""
+    return _answers_nothing(_reply_at(commits, i))
+
+
 def _open_loop_start(commits: Sequence[Commit]) -> int:
     """Where a tool loop in progress begins (``open_loop_start``), or the end of the chain when
     none is open: no loop to continue. A reply that answered nothing is no message (``_answers_nothing``):
@@ -226,7 +232,7 @@ def _open_loop_start(commits: Sequence[Commit]) -> int:
 
     def role(i: int) -> str:
         commit = commits[i]
-        if commit.kind in _REPLY and _answers_nothing(_reply_at(commits, i)):
+        if commit.kind in _REPLY and answered_nothing(commits, i):
             return ""
         return "human" if commit.kind == "user" else commit.kind
 
