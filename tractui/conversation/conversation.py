@@ -209,17 +209,14 @@ class Conversation:
         under it before its reply, which still stands (answering the message itself compacted the
         same turns again, paying for every summary call twice)."""
         chain = self.history()
-        user = self._last_user()
-        at = next(i for i in range(len(chain) - 1, -1, -1) if chain[i].id == user.id)
+        at = _last_user_at(chain)
         while at + 1 < len(chain) and chain[at + 1].kind == "summary":
             at += 1
         return chain[at]
 
     def _last_user(self) -> Commit:
-        for commit in reversed(self.history()):
-            if commit.kind == "user":
-                return commit
-        raise ConversationError("nothing to retry: no message sent yet in this session")
+        chain = self.history()
+        return chain[_last_user_at(chain)]
 
     async def send(self, text: str) -> AsyncIterator[TurnEvent]:
         """Append ``text`` as the user's message and stream the reply."""
@@ -684,6 +681,14 @@ def without_earlier_thinking(messages: list[Content]) -> list[Content]:
     accepts a history without earlier thinking; a tool loop's own steps keep theirs)."""
     start = current_turn_start(messages)
     return [remove_thinking(m) if i < start else m for i, m in enumerate(messages)]
+
+
+def _last_user_at(chain: list[Commit]) -> int:
+    """Where the chain's last user message is; nothing to retry or edit without one."""
+    at = next((i for i in range(len(chain) - 1, -1, -1) if chain[i].kind == "user"), None)
+    if at is None:
+        raise ConversationError("nothing to retry: no message sent yet in this session")
+    return at
 
 
 def _basis(chain: list[Commit]) -> tuple[CallBasis | None, list[Gap]]:
